@@ -1,0 +1,64 @@
+//! # turnguard
+//!
+//! The reliability layer of a voice agent that runs in a web page. It keeps four promises under
+//! failure:
+//!
+//! 1. **One answer per user turn, never a stale one.** [`core::turn::TurnLadder`] runs a bounded
+//!    ladder of LLM attempts per final utterance (primary route, then one fallback only after a
+//!    retryable failure), with a turn deadline, a per-attempt abort chained to the turn's, and an
+//!    acceptance gate: per turn exactly one answer, or the fixed recovery text, or nothing when
+//!    interrupted.
+//! 2. **Bounded cost.** Attempts per turn, attempts per session, and a retry budget across turns.
+//! 3. **Honest reconnects** of the live speech-to-text socket.
+//! 4. **Silence on barge-in.**
+//!
+//! ## Layout
+//!
+//! - [`core`] — sans-IO state machines. Every input carries the current time as
+//!   [`core::time::Millis`]; outputs are pulled. They never read a clock or call out.
+//! - `web` (wasm32 only) — the `#[wasm_bindgen]` classes that drive the core with real browser I/O:
+//!   `fetch`, `AbortController`, timers. Every JS callback runs with no Rust borrow held, so a
+//!   callback may call back into the same object.
+//!
+//! ## Driving the turn ladder
+//!
+//! ```
+//! use turnguard::core::record::{Failure, TurnStatus};
+//! use turnguard::core::time::Millis;
+//! use turnguard::core::turn::{Action, RouteSpec, TurnConfig, TurnLadder};
+//!
+//! let routes = vec![
+//!     RouteSpec { name: "primary".into() },
+//!     RouteSpec { name: "fallback".into() },
+//! ];
+//! let mut ladder = TurnLadder::new(TurnConfig::new(routes, "Sorry, say that again?"));
+//! ladder.start_turn("t1", "hello", Millis(0)).unwrap();
+//!
+//! // The shell's loop: perform every action, then sleep until `poll_timeout()`.
+//! let mut spoken = Vec::new();
+//! let mut now = Millis(0);
+//! loop {
+//!     while let Some(action) = ladder.poll_action() {
+//!         match action {
+//!             Action::StartAttempt { request_id, route, .. } => {
+//!                 // Here the shell calls the route; this one: the primary fails, the fallback answers.
+//!                 let outcome = if route == 0 { Err(Failure::Network) } else { Ok("Hi!".into()) };
+//!                 ladder.on_attempt_result(&request_id, outcome, now);
+//!             }
+//!             Action::Deliver { text, .. } | Action::Recover { text, .. } => spoken.push(text),
+//!             _ => {}
+//!         }
+//!     }
+//!     match ladder.poll_timeout() {
+//!         Some(at) => { now = at; ladder.handle_timeout(now); }
+//!         None => break,
+//!     }
+//! }
+//! assert_eq!(spoken, ["Hi!"]);
+//! assert_eq!(ladder.turn("t1").unwrap().status, TurnStatus::Accepted);
+//! ```
+
+pub mod core;
+
+#[cfg(target_arch = "wasm32")]
+mod web;
