@@ -61,4 +61,4 @@
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;

@@ -1,9 +1,9 @@
 //! The sans-IO core: state machines that take inputs with the current time and return actions.
 //! No browser APIs, no clock, no unseeded randomness; built and tested natively and on wasm32.
 
+pub mod backoff;
 pub mod budget;
+pub mod reconnect;
 pub mod record;
 pub mod time;
 pub mod turn;
-pub mod backoff;
-pub mod reconnect;

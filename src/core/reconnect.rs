@@ -1,0 +1,355 @@
+//! When and how the live transcription socket comes back (rule L3, R1–R4).
+//!
+//! [`ReconnectPolicy`] is sans-IO and pure: the shell reports what happened to the socket and to
+//! provisioning, with the current time, and gets back a [`Decision`] — what to do
+//! ([`ReconnectAction`]), after how long, and why ([`ReconnectReason`]). It never reads a clock,
+//! never sets a timer, and draws its jitter from a seeded PRNG, so a seed replays exactly.
+//!
+//! The rules and where they are kept:
+//! - **R1** the backoff resets only when a socket stayed open at least `stable_open_ms` (inclusive)
+//!   before it closed — never on open alone ([`ReconnectPolicy::on_open`],
+//!   [`ReconnectPolicy::on_close`]);
+//! - **R2** a close with code 4000–4999 means the session is dead: re-provision, never the old URL;
+//! - **R3** at most `max_reprovisions_per_window` re-provisions in any sliding window of
+//!   `reprovision_window_ms`; beyond that, stop with [`ReconnectReason::ReprovisionLimit`];
+//! - **R4** after [`ReconnectPolicy::on_client_detach`] every decision is [`ReconnectAction::Stop`];
+//! - any other close: the same URL again after an exponential backoff with full jitter;
+//! - provisioning failures (network, 408, 429, 5xx) back off the same way and provision again;
+//!   any other status stops ([`ReconnectPolicy::on_provision_failed`]).
+//!
+//! A `Stop` is terminal: every later input gets a `Stop` too. A new session starts a new policy.
+//!
+//! ```
+//! use turnguard::core::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};
+//! use turnguard::core::time::Millis;
+//!
+//! let mut policy = ReconnectPolicy::new(ReconnectConfig::default());
+//! policy.on_open(Millis(0));
+//! // The server says the session is dead: provision a new one, after a short jittered delay.
+//! let decision = policy.on_close(4403, Millis(10));
+//! assert_eq!(decision.action, ReconnectAction::Reprovision);
+//! assert_eq!(decision.reason.as_str(), "session_dead");
+//! assert!(decision.delay_ms <= 500);
+//! // The page is leaving: whatever happens next, nothing reconnects.
+//! policy.on_client_detach();
+//! assert_eq!(policy.on_close(1006, Millis(20)).action, ReconnectAction::Stop);
+//! ```
+
+use crate::core::backoff::{Backoff, Jitter};
+use crate::core::time::Millis;
+use std::collections::VecDeque;
+
+/// Limits of one policy. [`ReconnectConfig::default`] gives the values of DESIGN.md.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReconnectConfig {
+    /// How long a socket must stay open before its close resets the backoff (R1), inclusive.
+    pub stable_open_ms: u64,
+    /// Length of the sliding window that limits re-provisions (R3).
+    pub reprovision_window_ms: u64,
+    /// Re-provisions allowed in any one window (R3); 0 means a dead session stops at once.
+    pub max_reprovisions_per_window: u32,
+    /// Cap of the first backoff delay.
+    pub initial_delay_ms: u64,
+    /// Largest backoff delay: no decision waits longer.
+    pub max_delay_ms: u64,
+    /// How delays are drawn from their cap.
+    pub jitter: Jitter,
+    /// Seed of the jitter PRNG. The shell seeds it from `crypto.getRandomValues`; tests fix it.
+    pub random_seed: u64,
+}
+
+impl ReconnectConfig {
+    /// Default `stable_open_ms`.
+    pub const DEFAULT_STABLE_OPEN_MS: u64 = 5_000;
+    /// Default `reprovision_window_ms`: five minutes.
+    pub const DEFAULT_REPROVISION_WINDOW_MS: u64 = 300_000;
+    /// Default `max_reprovisions_per_window`.
+    pub const DEFAULT_MAX_REPROVISIONS_PER_WINDOW: u32 = 2;
+    /// Default `initial_delay_ms`.
+    pub const DEFAULT_INITIAL_DELAY_MS: u64 = 500;
+    /// Default `max_delay_ms`.
+    pub const DEFAULT_MAX_DELAY_MS: u64 = 30_000;
+}
+
+impl Default for ReconnectConfig {
+    fn default() -> Self {
+        ReconnectConfig {
+            stable_open_ms: Self::DEFAULT_STABLE_OPEN_MS,
+            reprovision_window_ms: Self::DEFAULT_REPROVISION_WINDOW_MS,
+            max_reprovisions_per_window: Self::DEFAULT_MAX_REPROVISIONS_PER_WINDOW,
+            initial_delay_ms: Self::DEFAULT_INITIAL_DELAY_MS,
+            max_delay_ms: Self::DEFAULT_MAX_DELAY_MS,
+            jitter: Jitter::Full,
+            random_seed: 0,
+        }
+    }
+}
+
+/// What the shell does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReconnectAction {
+    /// Open a new socket to the URL of the current session, after the delay.
+    ReconnectSameUrl,
+    /// Call `provision()` for a new session and connect to its URL, after the delay.
+    Reprovision,
+    /// Do not reconnect. Unless the client detached, report a terminal error.
+    Stop,
+}
+
+impl ReconnectAction {
+    /// The name JS sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReconnectAction::ReconnectSameUrl => "reconnect_same_url",
+            ReconnectAction::Reprovision => "reprovision",
+            ReconnectAction::Stop => "stop",
+        }
+    }
+}
+
+/// Why the policy decided what it did; terminal errors show it to the UI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReconnectReason {
+    /// A close outside 1000 and 4000–4999 (1006 and friends): the same URL again.
+    AbnormalClose,
+    /// A close with 1000 while the session was still in use: the same URL again.
+    NormalClose,
+    /// A close with 4000–4999: the session is gone, provision a new one (R2).
+    SessionDead,
+    /// A dead session with the re-provision window already full: stop (R3).
+    ReprovisionLimit,
+    /// The local client detached: stop, for good (R4).
+    ClientDetached,
+    /// Provisioning failed in a way that may pass (network, 408, 429, 5xx): provision again.
+    ProvisionFailed,
+    /// Provisioning was refused in a way asking again will not fix: stop.
+    ProvisionRejected,
+}
+
+impl ReconnectReason {
+    /// The name JS sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReconnectReason::AbnormalClose => "abnormal_close",
+            ReconnectReason::NormalClose => "normal_close",
+            ReconnectReason::SessionDead => "session_dead",
+            ReconnectReason::ReprovisionLimit => "reprovision_limit",
+            ReconnectReason::ClientDetached => "client_detached",
+            ReconnectReason::ProvisionFailed => "provision_failed",
+            ReconnectReason::ProvisionRejected => "provision_rejected",
+        }
+    }
+}
+
+/// One decision of the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "the shell must follow the decision: act after `delay_ms`, or stop"]
+pub struct Decision {
+    /// What to do.
+    pub action: ReconnectAction,
+    /// How long to wait before doing it, within `[0, max_delay_ms]`; 0 for [`ReconnectAction::Stop`].
+    pub delay_ms: u64,
+    /// Why.
+    pub reason: ReconnectReason,
+}
+
+impl Decision {
+    fn stop(reason: ReconnectReason) -> Self {
+        Decision {
+            action: ReconnectAction::Stop,
+            delay_ms: 0,
+            reason,
+        }
+    }
+
+    /// Whether this is [`ReconnectAction::Stop`].
+    pub fn is_stop(&self) -> bool {
+        self.action == ReconnectAction::Stop
+    }
+}
+
+/// Whether a provisioning failure may pass by itself: no HTTP status at all (network error,
+/// thrown callback), 408 Request Timeout, 429 Too Many Requests, or any 5xx.
+fn is_transient_provision_failure(http_status_or_zero: u16) -> bool {
+    matches!(http_status_or_zero, 0 | 408 | 429 | 500..=599)
+}
+
+/// The reconnect policy of one live transcription session. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct ReconnectPolicy {
+    config: ReconnectConfig,
+    backoff: Backoff,
+    /// When the current socket opened; `None` while no socket is open.
+    opened_at: Option<Millis>,
+    /// When each recent re-provision for a dead session is due (decision time + delay), for R3.
+    /// Entries a window older than the latest input are dropped, so it holds a handful at most.
+    reprovisions_due: VecDeque<Millis>,
+    /// Set by the first `Stop`; every later input gets a `Stop` with this reason.
+    stopped: Option<ReconnectReason>,
+}
+
+impl ReconnectPolicy {
+    /// A policy for a fresh session: backoff at attempt 0, no re-provisions yet.
+    pub fn new(config: ReconnectConfig) -> Self {
+        ReconnectPolicy {
+            backoff: Backoff::new(
+                config.initial_delay_ms,
+                config.max_delay_ms,
+                config.jitter,
+                config.random_seed,
+            ),
+            config,
+            opened_at: None,
+            reprovisions_due: VecDeque::new(),
+            stopped: None,
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ReconnectConfig {
+        &self.config
+    }
+
+    /// Backoff delays handed out since the backoff last reset (R1).
+    pub fn backoff_attempt(&self) -> u32 {
+        self.backoff.attempt()
+    }
+
+    /// Why the policy stopped, once it has: then every decision is [`ReconnectAction::Stop`].
+    pub fn stopped(&self) -> Option<ReconnectReason> {
+        self.stopped
+    }
+
+    /// The socket opened. This alone never resets the backoff (R1): a server that accepts and
+    /// drops at once must keep backing off. It only starts the clock that `on_close` checks.
+    pub fn on_open(&mut self, now: Millis) {
+        if self.stopped.is_none() {
+            self.opened_at = Some(now);
+        }
+    }
+
+    /// The socket closed with `code` (the browser reports 1006 when it never opened).
+    ///
+    /// R1: if it had been open for at least `stable_open_ms`, the backoff resets first, so this
+    /// close waits at most `initial_delay_ms`. Then:
+    /// - 4000–4999: the session is dead (R2). Re-provision, never the old URL, within the window
+    ///   limit (R3) or else stop. The re-provision waits a backoff delay too: a session that dies
+    ///   right after every open must not make us hammer `provision()` (which costs the app a
+    ///   backend call and the provider a session), and the delay grows with the same schedule
+    ///   as reconnects, reset only by R1.
+    /// - 1000: the server closed normally while the session was still in use (a client that is
+    ///   done detaches before it sends stop, so its own 1000 never gets here). A live-v2 server
+    ///   ends a session it no longer wants with a 4xxx code, so a bare 1000 most likely means a
+    ///   restart or a rotation behind the load balancer: the same URL again, after a backoff.
+    ///   If the session is really gone, the next close says so with 4xxx and R2 takes over.
+    /// - anything else (1001, 1006, 1011, 1012, 3xxx, …): the same URL after a backoff.
+    pub fn on_close(&mut self, code: u16, now: Millis) -> Decision {
+        let opened_at = self.opened_at.take();
+        if let Some(reason) = self.stopped {
+            return Decision::stop(reason);
+        }
+        let stayed_open_ms = opened_at.map(|at| now.since(at));
+        if stayed_open_ms.is_some_and(|ms| ms >= self.config.stable_open_ms) {
+            self.backoff.reset();
+        }
+        match code {
+            4000..=4999 => self.reprovision_for_dead_session(now),
+            1000 => self.after_backoff(
+                ReconnectAction::ReconnectSameUrl,
+                ReconnectReason::NormalClose,
+            ),
+            _ => self.after_backoff(
+                ReconnectAction::ReconnectSameUrl,
+                ReconnectReason::AbnormalClose,
+            ),
+        }
+    }
+
+    /// `provision()` failed with this HTTP status, or 0 when there was none (network error, a
+    /// callback that threw).
+    ///
+    /// 0, 408, 429 and 5xx may pass: provision again after the next backoff delay. Any other
+    /// status — other 4xx (bad key, no quota, not found) and statuses that are not errors at all
+    /// (a 2xx or 3xx whose body held no URL) — will not get better by asking again: stop.
+    ///
+    /// Provisioning retries do not count toward the R3 window: the window limits how often a
+    /// *dead session* makes us start a new one, and a retry is the same re-provision that has not
+    /// succeeded yet. They are bounded by the backoff instead: at most one per `max_delay_ms`
+    /// once the schedule reaches its cap, and never faster than the schedule allows.
+    pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) -> Decision {
+        self.forget_old_reprovisions(now);
+        if let Some(reason) = self.stopped {
+            return Decision::stop(reason);
+        }
+        if is_transient_provision_failure(http_status_or_zero) {
+            self.after_backoff(
+                ReconnectAction::Reprovision,
+                ReconnectReason::ProvisionFailed,
+            )
+        } else {
+            self.stop(ReconnectReason::ProvisionRejected)
+        }
+    }
+
+    /// The local client detached (stop, dispose, page leaving): from now on every decision is
+    /// [`ReconnectAction::Stop`] with [`ReconnectReason::ClientDetached`] (R4), whatever stopped
+    /// the policy before.
+    pub fn on_client_detach(&mut self) {
+        self.stopped = Some(ReconnectReason::ClientDetached);
+        self.opened_at = None;
+    }
+
+    /// R2 and R3: a dead session gets a new one, unless the window is full.
+    ///
+    /// The window counts the moments at which decisions tell the shell to call `provision()`
+    /// (decision time + delay), not the decision times, so the bound holds for the calls
+    /// themselves: any half-open interval `[t, t + reprovision_window_ms)` holds at most
+    /// `max_reprovisions_per_window` of them. Half-open means a re-provision due exactly
+    /// `reprovision_window_ms` after an earlier one no longer counts that one: with the
+    /// defaults, re-provisions due at 0 and 1 000 allow a third due at 300 000, not at 299 999.
+    fn reprovision_for_dead_session(&mut self, now: Millis) -> Decision {
+        self.forget_old_reprovisions(now);
+        let delay_ms = self.backoff.next_delay();
+        let due = now;
+        let window_ms = self.config.reprovision_window_ms;
+        // A due time later than `due` (possible only when the caller's times jump about) counts
+        // too: `since` saturates to 0, inside any nonempty window.
+        let in_window = self
+            .reprovisions_due
+            .iter()
+            .filter(|&&earlier| due.since(earlier) < window_ms)
+            .count();
+        let allowed =
+            usize::try_from(self.config.max_reprovisions_per_window).unwrap_or(usize::MAX);
+        if in_window >= allowed {
+            return self.stop(ReconnectReason::ReprovisionLimit);
+        }
+        self.reprovisions_due.push_back(due);
+        Decision {
+            action: ReconnectAction::Reprovision,
+            delay_ms,
+            reason: ReconnectReason::SessionDead,
+        }
+    }
+
+    /// Drops re-provisions a whole window older than `now`: inputs come at nondecreasing times
+    /// and every new re-provision is due at or after its input, so those can never count again.
+    fn forget_old_reprovisions(&mut self, now: Millis) {
+        let window_ms = self.config.reprovision_window_ms;
+        self.reprovisions_due
+            .retain(|&due| now.since(due) < window_ms);
+    }
+
+    fn after_backoff(&mut self, action: ReconnectAction, reason: ReconnectReason) -> Decision {
+        Decision {
+            action,
+            delay_ms: self.backoff.next_delay(),
+            reason,
+        }
+    }
+
+    fn stop(&mut self, reason: ReconnectReason) -> Decision {
+        self.stopped = Some(reason);
+        Decision::stop(reason)
+    }
+}

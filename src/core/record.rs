@@ -118,7 +118,9 @@ impl Failure {
     pub fn is_retryable(self) -> bool {
         match self {
             Failure::Timeout | Failure::Network | Failure::NoText | Failure::Stalled => true,
-            Failure::Http(status) => status == 408 || status == 429 || (500..=599).contains(&status),
+            Failure::Http(status) => {
+                status == 408 || status == 429 || (500..=599).contains(&status)
+            }
             Failure::Threw { retryable } => retryable,
         }
     }

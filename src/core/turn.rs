@@ -438,12 +438,8 @@ impl TurnLadder {
             });
             self.recover(turn_id, RecoveryReason::Deadline, now);
         } else if turn.attempt_deadline.is_some_and(|at| now >= at) {
-            let request_id = self.finish_attempt(
-                turn_id,
-                AttemptResult::Timeout,
-                Some(Failure::Timeout),
-                now,
-            );
+            let request_id =
+                self.finish_attempt(turn_id, AttemptResult::Timeout, Some(Failure::Timeout), now);
             if let Some(request_id) = request_id {
                 self.actions.push_back(Action::AbortAttempt { request_id });
             }
@@ -482,9 +478,7 @@ impl TurnLadder {
         let number = turn.record.attempts.len() + 1;
         let route = (number - 1).min(last_route);
         let request_id = format!("{turn_id}:attempt:{number}");
-        let timeout_at = now
-            .after(attempt_timeout_ms)
-            .min(turn.record.deadline_at);
+        let timeout_at = now.after(attempt_timeout_ms).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
             request_id: request_id.clone(),
@@ -547,7 +541,11 @@ impl TurnLadder {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let route = turn.record.attempts.last().map_or(0, |attempt| attempt.route);
+        let route = turn
+            .record
+            .attempts
+            .last()
+            .map_or(0, |attempt| attempt.route);
         let latency_ms = now.since(turn.record.started_at);
         turn.record.accepted_request_id = Some(request_id.clone());
         turn.record.accepted_text = Some(text.clone());

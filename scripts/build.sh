@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the publishable package into pkg/: release wasm, wasm-bindgen glue and types, wasm-opt,
+# and prints the gzipped size of wasm + glue.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+cargo build --lib --release --target wasm32-unknown-unknown --quiet
+wasm-bindgen --target web --out-dir pkg --out-name turnguard \
+  target/wasm32-unknown-unknown/release/turnguard.wasm
+node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  pkg/turnguard_bg.wasm -o pkg/turnguard_bg.wasm
+node scripts/size.mjs

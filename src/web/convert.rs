@@ -1,0 +1,129 @@
+//! JS values in, Rust values out: every check names the field it rejects, and throws a real
+//! `TypeError` (wrong type) or `RangeError` (right type, value out of range), never a panic.
+
+use js_sys::{Function, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+
+pub(crate) fn type_error(message: &str) -> JsValue {
+    js_sys::TypeError::new(message).into()
+}
+
+pub(crate) fn range_error(message: &str) -> JsValue {
+    js_sys::RangeError::new(message).into()
+}
+
+/// The fields of one JS object, read with the object's path (`options`, `routes[1]`) in errors.
+pub(crate) struct Fields<'a> {
+    object: &'a JsValue,
+    path: &'a str,
+}
+
+impl<'a> Fields<'a> {
+    /// Fails with a `TypeError` unless `object` is a non-null object (functions included).
+    pub(crate) fn of(object: &'a JsValue, path: &'a str) -> Result<Self, JsValue> {
+        if object.is_object() || object.is_function() {
+            Ok(Fields { object, path })
+        } else {
+            Err(type_error(&format!("{path} must be an object")))
+        }
+    }
+
+    /// The value of `key`, `undefined` when absent; a throwing getter's error is passed on.
+    pub(crate) fn get(&self, key: &str) -> Result<JsValue, JsValue> {
+        Reflect::get(self.object, &JsValue::from_str(key))
+    }
+
+    fn name(&self, key: &str) -> String {
+        format!("{}.{key}", self.path)
+    }
+
+    /// A required, non-empty string.
+    pub(crate) fn string(&self, key: &str) -> Result<String, JsValue> {
+        match self.get(key)?.as_string() {
+            Some(value) if !value.is_empty() => Ok(value),
+            Some(_) => Err(range_error(&format!(
+                "{} must not be empty",
+                self.name(key)
+            ))),
+            None => Err(type_error(&format!("{} must be a string", self.name(key)))),
+        }
+    }
+
+    /// A required function.
+    pub(crate) fn function(&self, key: &str) -> Result<Function, JsValue> {
+        self.get(key)?
+            .dyn_into::<Function>()
+            .map_err(|_| type_error(&format!("{} must be a function", self.name(key))))
+    }
+
+    /// An optional function (absent → `None`).
+    pub(crate) fn optional_function(&self, key: &str) -> Result<Option<Function>, JsValue> {
+        let value = self.get(key)?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        self.function(key).map(Some)
+    }
+
+    /// An optional number of milliseconds, finite and above zero.
+    pub(crate) fn positive_ms(&self, key: &str, default: u64) -> Result<u64, JsValue> {
+        let Some(value) = self.optional_number(key)? else {
+            return Ok(default);
+        };
+        if !value.is_finite() || value <= 0.0 {
+            return Err(range_error(&format!(
+                "{} must be a finite number of milliseconds above 0",
+                self.name(key)
+            )));
+        }
+        Ok(value.ceil() as u64)
+    }
+
+    /// An optional whole number, at least `min`.
+    pub(crate) fn count(&self, key: &str, default: u64, min: u64) -> Result<u64, JsValue> {
+        let Some(value) = self.optional_number(key)? else {
+            return Ok(default);
+        };
+        if !value.is_finite() || value.fract() != 0.0 || value < min as f64 {
+            return Err(range_error(&format!(
+                "{} must be a whole number of at least {min}",
+                self.name(key)
+            )));
+        }
+        Ok(value as u64)
+    }
+
+    /// An optional finite, non-negative number.
+    pub(crate) fn non_negative(&self, key: &str, default: f64) -> Result<f64, JsValue> {
+        let Some(value) = self.optional_number(key)? else {
+            return Ok(default);
+        };
+        if !value.is_finite() || value < 0.0 {
+            return Err(range_error(&format!(
+                "{} must be a finite number of at least 0",
+                self.name(key)
+            )));
+        }
+        Ok(value)
+    }
+
+    fn optional_number(&self, key: &str) -> Result<Option<f64>, JsValue> {
+        let value = self.get(key)?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        value
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| type_error(&format!("{} must be a number", self.name(key))))
+    }
+}
+
+/// A required non-empty string argument.
+pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    match value.as_string() {
+        Some(text) if !text.is_empty() => Ok(text),
+        Some(_) => Err(range_error(&format!("{name} must not be empty"))),
+        None => Err(type_error(&format!("{name} must be a string"))),
+    }
+}

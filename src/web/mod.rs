@@ -1,0 +1,14 @@
+//! The browser shell: `#[wasm_bindgen]` classes that drive the sans-IO core with real browser I/O.
+//!
+//! Every JS callback is invoked with no `RefCell` borrow held: the core queues actions, and the
+//! shell performs them one at a time after releasing the core, so a callback may call back into
+//! the object that called it.
+
+mod clock;
+pub mod controller;
+mod convert;
+mod js_object;
+mod report;
+mod types;
+
+pub use controller::TurnController;

@@ -1,0 +1,86 @@
+//! The TypeScript types of the JS API that the generated signatures refer to.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TURN_TYPES: &str = r#"
+/** What a route's `generate` receives for one attempt. */
+export interface AttemptRequest {
+  /** `"<turnId>:attempt:<n>"`, n from 1: unique per LLM call, usable as an idempotency key. */
+  requestId: string;
+  turnId: string;
+  input: string;
+  /** Aborts when this attempt times out, or the turn is interrupted, passes its deadline, or is disposed. */
+  signal: AbortSignal;
+}
+
+/** One LLM backend. Reject with `{ status }` for HTTP failures, `{ retryable: false }` for failures a fallback cannot fix. */
+export interface Route {
+  name: string;
+  generate(request: AttemptRequest): Promise<string> | string;
+}
+
+export type TurnStatus = "running" | "accepted" | "cancelled" | "exhausted";
+export type AttemptResult = "running" | "accepted" | "timeout" | "error" | "cancelled" | "late";
+export type RecoveryReason =
+  | "exhausted" | "deadline" | "non_retryable" | "persona" | "session_budget" | "retry_budget";
+
+/** One LLM call inside a turn. Times are epoch milliseconds. */
+export interface Attempt {
+  requestId: string;
+  route: string;
+  startedAt: number;
+  finishedAt?: number;
+  result: AttemptResult;
+  /** `"timeout" | "network" | "http_<status>" | "route_error" | "route_error_non_retryable" | "no_text" | "stalled"` */
+  error?: string;
+}
+
+/** One user turn. Times are epoch milliseconds. */
+export interface TurnRecord {
+  turnId: string;
+  input: string;
+  status: TurnStatus;
+  startedAt: number;
+  deadlineAt: number;
+  attempts: Attempt[];
+  acceptedRequestId?: string;
+  acceptedText?: string;
+  recoveryReason?: RecoveryReason;
+}
+
+/** Every transition of the ladder, for logs and metrics. Never carries input, answers or headers. */
+export type TurnEvent =
+  | { type: "turn_started"; turnId: string; at: number }
+  | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number }
+  | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: string; durationMs: number }
+  | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
+  | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
+  | { type: "cancelled"; turnId: string; at: number }
+  | { type: "callback_error"; turnId: string; callback: "onAcceptedText" | "onRecovery"; at: number };
+
+export interface TurnControllerOptions {
+  /** The fixed text spoken when no answer can be had in time or within budget. Never generated. */
+  recoveryText: string;
+  /** Called once per turn with the accepted answer. */
+  onAcceptedText(turnId: string, text: string): void;
+  /** Called once per exhausted turn with `recoveryText`. */
+  onRecovery(turnId: string, text: string): void;
+  /** Every transition, for logs and metrics. */
+  onEvent?(event: TurnEvent): void;
+  /** Time from the start of a turn to recovery when nothing was accepted. Default 12000. */
+  turnDeadlineMs?: number;
+  /** Time one attempt may take, capped by the time left to the deadline. Default 6000. */
+  attemptTimeoutMs?: number;
+  /** Attempts per turn, the first included. Default 2. */
+  maxAttemptsPerTurn?: number;
+  /** Attempts per session; when spent, turns recover with `session_budget`. Default: no cap. */
+  maxAttemptsPerSession?: number;
+  /** Longest input in characters (Unicode scalar values). Default 4000. */
+  maxInputChars?: number;
+  /** Settled turn records kept. Default 1000. */
+  historyLimit?: number;
+  /** Retry throttling across turns (gRPC style): fallbacks only while tokens > maxTokens / 2. Defaults 10 and 0.1. */
+  retryBudget?: { maxTokens?: number; tokenRatio?: number };
+}
+"#;

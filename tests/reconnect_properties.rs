@@ -1,0 +1,246 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R4).
+
+use proptest::prelude::*;
+use turnguard::core::backoff::Jitter;
+use turnguard::core::reconnect::{
+    Decision, ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
+};
+use turnguard::core::time::Millis;
+
+/// One input to the policy.
+#[derive(Clone, Debug)]
+enum Input {
+    Open,
+    Close(u16),
+    ProvisionFailed(u16),
+    Detach,
+}
+
+fn close_code() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        Just(1000u16),
+        Just(1006),
+        3990u16..=4010,
+        4990u16..=5010,
+        4000u16..=4999,
+        any::<u16>(),
+    ]
+}
+
+fn http_status() -> impl Strategy<Value = u16> {
+    prop_oneof![Just(0u16), Just(408), Just(429), 400u16..=599, any::<u16>(),]
+}
+
+fn input() -> impl Strategy<Value = Input> {
+    prop_oneof![
+        6 => Just(Input::Open),
+        8 => close_code().prop_map(Input::Close),
+        3 => http_status().prop_map(Input::ProvisionFailed),
+        1 => Just(Input::Detach),
+    ]
+}
+
+/// Inputs of a session that lives long: no detach, and provisioning failures that are mostly
+/// transient, so schedules get far enough to fill and slide the re-provision window.
+fn lively_input() -> impl Strategy<Value = Input> {
+    let transient = prop_oneof![Just(0u16), Just(408), Just(429), 500u16..=599];
+    prop_oneof![
+        6 => Just(Input::Open),
+        8 => close_code().prop_map(Input::Close),
+        2 => transient.prop_map(Input::ProvisionFailed),
+        1 => http_status().prop_map(Input::ProvisionFailed),
+    ]
+}
+
+/// Time steps: mostly short (storms), sometimes long enough to leave a window.
+fn step_ms() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        4 => 0u64..=100,
+        4 => 0u64..=40_000,
+        1 => 0u64..=400_000,
+    ]
+}
+
+fn config() -> impl Strategy<Value = ReconnectConfig> {
+    (
+        0u64..=10_000,
+        // Short windows next to long delays make the due-time edge of R3 easy to reach.
+        prop_oneof![Just(300_000u64), 0u64..=400_000, 0u64..=20_000],
+        0u32..=4,
+        0u64..=3_000,
+        prop_oneof![Just(30_000u64), 0u64..=60_000],
+        prop_oneof![Just(Jitter::Full), Just(Jitter::None)],
+        any::<u64>(),
+    )
+        .prop_map(
+            |(stable, window, max, initial, max_delay, jitter, seed)| ReconnectConfig {
+                stable_open_ms: stable,
+                reprovision_window_ms: window,
+                max_reprovisions_per_window: max,
+                initial_delay_ms: initial,
+                max_delay_ms: max_delay,
+                jitter,
+                random_seed: seed,
+            },
+        )
+}
+
+/// Runs the schedule and returns each decision with the time it was made.
+fn run(
+    config: &ReconnectConfig,
+    start: u64,
+    schedule: &[(u64, Input)],
+) -> Vec<(Millis, Input, Decision)> {
+    let mut policy = ReconnectPolicy::new(config.clone());
+    let mut now = Millis(start);
+    let mut decisions = Vec::new();
+    for (step, input) in schedule {
+        now = now.after(*step);
+        let decision = match input {
+            Input::Open => {
+                policy.on_open(now);
+                continue;
+            }
+            Input::Detach => {
+                policy.on_client_detach();
+                continue;
+            }
+            Input::Close(code) => policy.on_close(*code, now),
+            Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
+        };
+        decisions.push((now, input.clone(), decision));
+    }
+    decisions
+}
+
+proptest! {
+    // Breaking R3 needs a rare shape (a long delay, then a short one, around a window edge):
+    // many cases are cheap here and catch it.
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// R3: the moments at which decisions tell the shell to re-provision a dead session
+    /// (decision time + delay) never put more than the maximum into one window.
+    #[test]
+    fn reprovisions_in_any_window_at_most_max(
+        config in config(),
+        start in prop_oneof![Just(0u64), any::<u64>()],
+        schedule in prop::collection::vec(
+            (step_ms(), prop_oneof![1 => input(), 4 => lively_input()]),
+            0..200,
+        ),
+    ) {
+        let mut due: Vec<u64> = run(&config, start, &schedule)
+            .into_iter()
+            .filter(|(_, _, d)| d.reason == ReconnectReason::SessionDead)
+            .map(|(at, _, d)| at.after(d.delay_ms).0)
+            .collect();
+        due.sort_unstable();
+        let max = config.max_reprovisions_per_window as usize;
+        let window = config.reprovision_window_ms;
+        for (i, &first) in due.iter().enumerate() {
+            let in_window = due
+                .iter()
+                .skip(i)
+                .take_while(|&&later| later - first < window)
+                .count();
+            prop_assert!(
+                in_window <= max,
+                "{in_window} re-provisions due in [{first}, {first} + {window}): {due:?}"
+            );
+        }
+    }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// R4: after detach, only stop, and for that reason.
+    #[test]
+    fn after_detach_only_stop(
+        config in config(),
+        schedule in prop::collection::vec((step_ms(), input()), 0..200),
+    ) {
+        let mut detached = false;
+        let mut policy = ReconnectPolicy::new(config);
+        let mut now = Millis(0);
+        for (step, input) in &schedule {
+            now = now.after(*step);
+            let decision = match input {
+                Input::Open => { policy.on_open(now); continue; }
+                Input::Detach => { policy.on_client_detach(); detached = true; continue; }
+                Input::Close(code) => policy.on_close(*code, now),
+                Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
+            };
+            if detached {
+                prop_assert_eq!(decision.action, ReconnectAction::Stop);
+                prop_assert_eq!(decision.reason, ReconnectReason::ClientDetached);
+            }
+        }
+    }
+
+    /// Every delay is within [0, max_delay_ms]; a stop waits for nothing; a stop is final; a
+    /// dead session is never reconnected to its old URL (R2) and other closes never re-provision.
+    #[test]
+    fn delays_bounded_stop_final_and_codes_classified(
+        config in config(),
+        schedule in prop::collection::vec((step_ms(), input()), 0..200),
+    ) {
+        let mut stopped = false;
+        for (_, input, decision) in run(&config, 0, &schedule) {
+            prop_assert!(decision.delay_ms <= config.max_delay_ms);
+            if stopped {
+                prop_assert_eq!(decision.action, ReconnectAction::Stop);
+            }
+            match decision.action {
+                ReconnectAction::Stop => {
+                    prop_assert_eq!(decision.delay_ms, 0);
+                    stopped = true;
+                }
+                ReconnectAction::Reprovision => prop_assert!(
+                    !matches!(input, Input::Close(code) if !(4000..=4999).contains(&code))
+                ),
+                ReconnectAction::ReconnectSameUrl => prop_assert!(
+                    matches!(input, Input::Close(code) if !(4000..=4999).contains(&code))
+                ),
+            }
+        }
+    }
+
+    /// R1: opening a socket never resets the backoff; only a close after a stable open does.
+    #[test]
+    fn open_alone_never_resets_the_backoff(
+        config in config(),
+        schedule in prop::collection::vec((step_ms(), input()), 0..200),
+    ) {
+        let mut policy = ReconnectPolicy::new(config.clone());
+        let mut now = Millis(0);
+        let mut opened_at = None;
+        for (step, input) in &schedule {
+            now = now.after(*step);
+            let before = policy.backoff_attempt();
+            match input {
+                Input::Open => {
+                    policy.on_open(now);
+                    opened_at = Some(now);
+                    prop_assert_eq!(policy.backoff_attempt(), before);
+                }
+                Input::Detach => policy.on_client_detach(),
+                Input::Close(code) => {
+                    let decision = policy.on_close(*code, now);
+                    let stable = opened_at
+                        .take()
+                        .is_some_and(|at| now.since(at) >= config.stable_open_ms);
+                    if !decision.is_stop() {
+                        let expected = if stable { 1 } else { before.saturating_add(1) };
+                        prop_assert_eq!(policy.backoff_attempt(), expected);
+                    }
+                }
+                Input::ProvisionFailed(status) => {
+                    let _ = policy.on_provision_failed(*status, now);
+                }
+            }
+        }
+    }
+}
