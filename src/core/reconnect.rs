@@ -310,7 +310,7 @@ impl ReconnectPolicy {
     fn reprovision_for_dead_session(&mut self, now: Millis) -> Decision {
         self.forget_old_reprovisions(now);
         let delay_ms = self.backoff.next_delay();
-        let due = now;
+        let due = now.after(delay_ms);
         let window_ms = self.config.reprovision_window_ms;
         // A due time later than `due` (possible only when the caller's times jump about) counts
         // too: `since` saturates to 0, inside any nonempty window.
