@@ -58,6 +58,14 @@
 //! assert_eq!(ladder.turn("t1").unwrap().status, TurnStatus::Accepted);
 //! ```
 
+// A panic poisons the wasm module for the whole page: panicking shortcuts are bugs here.
+#![warn(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]

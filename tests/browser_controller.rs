@@ -2,6 +2,8 @@
 //! `tests/browser/controller.js` and run against the real browser APIs.
 #![cfg(target_arch = "wasm32")]
 
+mod web;
+
 use js_sys::Function;
 use turnguard::web::TurnController;
 use wasm_bindgen::prelude::*;
@@ -15,32 +17,9 @@ extern "C" {
     async fn run_scenario(name: &str, make: &Function) -> Result<JsValue, JsValue>;
 }
 
-// Declaring the shared helpers as a module of their own makes wasm-bindgen ship them beside the
-// scenarios, which import them.
-#[wasm_bindgen(module = "/tests/browser/support.js")]
-extern "C" {
-    fn sleep(ms: u32) -> js_sys::Promise;
-}
-
-/// `make(routes, options)`: what `new TurnController(routes, options)` does in JS.
-fn make() -> Function {
-    Closure::<dyn Fn(JsValue, JsValue) -> Result<JsValue, JsValue>>::new(|routes, options| {
-        TurnController::new(routes, options).map(JsValue::from)
-    })
-    .into_js_value()
-    .unchecked_into()
-}
-
 async fn scenario(name: &str) {
-    // Lets the page settle between scenarios.
-    let _ = wasm_bindgen_futures::JsFuture::from(sleep(0)).await;
-    if let Err(error) = run_scenario(name, &make()).await {
-        let message = js_sys::Reflect::get(&error, &"stack".into())
-            .ok()
-            .and_then(|stack| stack.as_string())
-            .unwrap_or_else(|| format!("{error:?}"));
-        panic!("{name}: {message}");
-    }
+    let make = web::factory2(TurnController::new);
+    web::expect_scenario(name, run_scenario(name, &make)).await;
 }
 
 macro_rules! scenarios {

@@ -160,7 +160,7 @@ function logWhenDone(log, req, res) {
   res.on("close", () => {
     const pathname = rawPathOf(req);
     if (pathname === "/__stats") return; // the demo polls it
-    const status = res.writableFinished ? res.statusCode : "aborted";
+    const status = res.writableEnded ? res.statusCode : "aborted";
     log(`${req.method} ${pathname} ${status} ${Math.round(performance.now() - started)}ms`);
   });
 }

@@ -94,14 +94,21 @@ impl TurnController {
     /// A `turnId` that is running or retained starts nothing new (T2). Invalid arguments reject
     /// with a `TypeError`/`RangeError`.
     #[wasm_bindgen(unchecked_return_type = "Promise<TurnRecord>")]
-    pub fn run(&self, turn_id: JsValue, input: JsValue) -> Promise {
+    pub fn run(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] input: JsValue,
+    ) -> Promise {
         self.shared
             .run(&turn_id, &input)
             .unwrap_or_else(|error| Promise::reject(&error))
     }
 
     /// Interrupts a running turn: true if it was running; it then gets no speech and no recovery (T7).
-    pub fn interrupt(&self, turn_id: JsValue) -> Result<bool, JsValue> {
+    pub fn interrupt(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+    ) -> Result<bool, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
         let now = self.shared.clock.now();
         let interrupted = self.shared.ladder.borrow_mut().interrupt(&turn_id, now);
@@ -111,7 +118,10 @@ impl TurnController {
 
     /// The record of a running or retained turn, or `undefined`.
     #[wasm_bindgen(js_name = getTurn, unchecked_return_type = "TurnRecord | undefined")]
-    pub fn get_turn(&self, turn_id: JsValue) -> Result<JsValue, JsValue> {
+    pub fn get_turn(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
         let ladder = self.shared.ladder.borrow();
         Ok(ladder

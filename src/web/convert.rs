@@ -79,6 +79,20 @@ impl<'a> Fields<'a> {
         Ok(value.ceil() as u64)
     }
 
+    /// An optional number of milliseconds, finite and not negative.
+    pub(crate) fn non_negative_ms(&self, key: &str, default: u64) -> Result<u64, JsValue> {
+        let Some(value) = self.optional_number(key)? else {
+            return Ok(default);
+        };
+        if !value.is_finite() || value < 0.0 {
+            return Err(range_error(&format!(
+                "{} must be a finite, non-negative number of milliseconds",
+                self.name(key)
+            )));
+        }
+        Ok(value.ceil() as u64)
+    }
+
     /// An optional whole number, at least `min`.
     pub(crate) fn count(&self, key: &str, default: u64, min: u64) -> Result<u64, JsValue> {
         let Some(value) = self.optional_number(key)? else {
@@ -126,4 +140,30 @@ pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue>
         Some(_) => Err(range_error(&format!("{name} must not be empty"))),
         None => Err(type_error(&format!("{name} must be a string"))),
     }
+}
+
+/// A required whole-number argument within `[min, max]`.
+pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Result<u32, JsValue> {
+    let number = value
+        .as_f64()
+        .ok_or_else(|| type_error(&format!("{name} must be a number")))?;
+    if number.fract() != 0.0 || number < f64::from(min) || number > f64::from(max) {
+        return Err(range_error(&format!(
+            "{name} must be a whole number from {min} to {max}"
+        )));
+    }
+    Ok(number as u32)
+}
+
+/// A required time argument: a finite, non-negative number of milliseconds.
+pub(crate) fn time_arg(value: &JsValue, name: &str) -> Result<u64, JsValue> {
+    let number = value
+        .as_f64()
+        .ok_or_else(|| type_error(&format!("{name} must be a number")))?;
+    if !number.is_finite() || number < 0.0 {
+        return Err(range_error(&format!(
+            "{name} must be a finite, non-negative number of milliseconds"
+        )));
+    }
+    Ok(number.floor() as u64)
 }

@@ -8,7 +8,9 @@ mod clock;
 pub mod controller;
 mod convert;
 mod js_object;
+pub mod policy;
 mod report;
 mod types;
 
 pub use controller::TurnController;
+pub use policy::ReconnectPolicy;

@@ -84,3 +84,35 @@ export interface TurnControllerOptions {
   retryBudget?: { maxTokens?: number; tokenRatio?: number };
 }
 "#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const RECONNECT_TYPES: &str = r#"
+export interface ReconnectPolicyOptions {
+  /** A socket must stay open this long before its close resets the backoff (inclusive). Default 5000. */
+  stableOpenMs?: number;
+  /** Sliding window that limits re-provisions. Default 300000. */
+  reprovisionWindowMs?: number;
+  /** Re-provisions allowed in any one window. Default 2. */
+  maxReprovisionsPerWindow?: number;
+  /** Cap of the first backoff delay. Default 500. */
+  initialDelayMs?: number;
+  /** Largest backoff delay. Default 30000. */
+  maxDelayMs?: number;
+  /** `"full"`: each delay uniform in [0, cap]; `"none"`: exactly the cap. Default "full". */
+  jitter?: "full" | "none";
+  /** Seed of the jitter PRNG (a whole number); random when absent. */
+  randomSeed?: number;
+}
+
+export type ReconnectAction = "reconnect_same_url" | "reprovision" | "stop";
+export type ReconnectReason =
+  | "abnormal_close" | "normal_close" | "session_dead" | "reprovision_limit"
+  | "client_detached" | "provision_failed" | "provision_rejected";
+
+/** What to do after a close or a failed provisioning: act after `delayMs`, or stop. */
+export interface ReconnectDecision {
+  action: ReconnectAction;
+  delayMs: number;
+  reason: ReconnectReason;
+}
+"#;

@@ -15,8 +15,9 @@ export class HttpError extends Error {
 }
 
 /**
- * Reads the whole request body. Rejects with 413 past `limit` and with an
- * AbortError-like error when the client goes away before the body arrived.
+ * Reads the whole request body. Rejects with 413 past `limit` (the rest is
+ * read and dropped so the 413 can still be sent) and with 499 when the
+ * client goes away before the body arrived.
  */
 export function readBody(req, limit = MAX_BODY_BYTES) {
   return new Promise((resolve, reject) => {
@@ -25,8 +26,8 @@ export function readBody(req, limit = MAX_BODY_BYTES) {
     req.on("data", (chunk) => {
       size += chunk.length;
       if (size > limit) {
+        chunks.length = 0;
         reject(new HttpError(413, `request body over ${limit} bytes`));
-        req.destroy();
         return;
       }
       chunks.push(chunk);
@@ -37,15 +38,20 @@ export function readBody(req, limit = MAX_BODY_BYTES) {
   });
 }
 
-/** Reads and parses a JSON body; an empty body is `{}`. */
+/** Reads a JSON object body (every mock takes one); an empty body is `{}`. */
 export async function readJson(req) {
   const raw = await readBody(req);
   if (raw.length === 0) return {};
+  let value;
   try {
-    return JSON.parse(raw.toString("utf8"));
+    value = JSON.parse(raw.toString("utf8"));
   } catch {
     throw new HttpError(400, "request body is not valid JSON");
   }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new HttpError(400, "request body must be a JSON object");
+  }
+  return value;
 }
 
 /**
@@ -92,7 +98,9 @@ export async function sleep(ms, signal) {
  * the client disconnects. `res` 'close' is used rather than `req` 'close'
  * because since Node 16 `req` closes as soon as its body has been read, while
  * `res` closes when the response ended or the connection went away: a close
- * before the response finished is exactly "aborted by the client".
+ * before the response was ended is exactly "aborted by the client".
+ * (`writableEnded`, not `writableFinished`: a fast client may read the whole
+ * reply and hang up before Node reports the final write as flushed.)
  *
  * `isShuttingDown` keeps the stack's own close() from counting as aborts.
  */
@@ -103,7 +111,7 @@ export function trackRequest(counter, res, stackSignal, isShuttingDown) {
   stackSignal.addEventListener("abort", onStackAbort, { once: true });
   res.on("close", () => {
     stackSignal.removeEventListener("abort", onStackAbort);
-    if (res.writableFinished) counter.completed += 1;
+    if (res.writableEnded) counter.completed += 1;
     else if (!isShuttingDown()) counter.aborted += 1;
     controller.abort();
   });

@@ -5,7 +5,11 @@
 //
 // The scenario comes from, in order of precedence: the `fault` query param,
 // the `x-mock-fault` header, the path segment, else "ok". The answer text is
-// deterministic so tests can assert on it.
+// deterministic so tests can assert on it: "You said: <last user text>. "
+// and three fixed sentences. Query params: `text` (exact answer), `tokens`
+// (cut or pad to N tokens), `tokenMs` (pause before each token; 5, or 25 for
+// slow), `firstChunkMs` (extra pause before the first token), `after` (tokens
+// before stall_after stalls; 2), `splitMs` (pause between comments' writes; 1).
 
 import { corsHeaders, HttpError, intParam, readJson, sendJson, sleep, trackRequest, untilAborted } from "./http.mjs";
 
@@ -54,7 +58,8 @@ let completionSeq = 0;
 export async function handleLlm(ctx, req, res, url, pathScenario) {
   const scenario = url.searchParams.get("fault") ?? req.headers["x-mock-fault"] ?? pathScenario ?? "ok";
   if (!LLM_SCENARIOS.includes(scenario)) {
-    sendOpenAiError(req, res, { status: 400, type: "invalid_request_error", code: "unknown_mock_scenario", message: `unknown mock scenario "${scenario}"; one of ${LLM_SCENARIOS.join(", ")}` });
+    const message = `unknown mock scenario "${scenario}"; one of ${LLM_SCENARIOS.join(", ")}`;
+    sendOpenAiError(req, res, { status: 400, type: "invalid_request_error", code: "unknown_mock_scenario", message });
     return;
   }
   if (req.method !== "POST") {
@@ -67,29 +72,34 @@ export async function handleLlm(ctx, req, res, url, pathScenario) {
   try {
     body = await readJson(req);
   } catch (error) {
-    if (error instanceof HttpError) sendOpenAiError(req, res, { status: error.status, type: "invalid_request_error", code: null, message: error.message });
+    if (error instanceof HttpError) {
+      sendOpenAiError(req, res, { status: error.status, type: "invalid_request_error", code: null, message: error.message });
+    }
     return;
   }
   const stream = body.stream === true;
-  ctx.stats.recordLlmRequest({
-    scenario,
-    stream,
-    model: typeof body.model === "string" ? body.model : null,
-    // Whether a key was sent, never the key itself.
-    authorization: Boolean(req.headers.authorization),
-    body,
-  });
+  const model = typeof body.model === "string" ? body.model : null;
+  // Whether a key was sent, never the key itself.
+  ctx.stats.recordLlmRequest({ scenario, stream, model, authorization: Boolean(req.headers.authorization), body });
 
-  const params = url.searchParams;
-  const answer = {
-    meta: { id: `chatcmpl-mock-${++completionSeq}`, created: Math.floor(Date.now() / 1000), model: typeof body.model === "string" ? body.model : "mock-llm" },
+  const answer = planAnswer(body, url.searchParams, scenario);
+  const run = stream ? STREAM_HANDLERS[scenario] : JSON_HANDLERS[scenario];
+  await run({ req, res, signal, answer, params: url.searchParams });
+}
+
+/** What to answer and at what pace, from the body and the query params. */
+function planAnswer(body, params, scenario) {
+  return {
+    meta: {
+      id: `chatcmpl-mock-${++completionSeq}`,
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === "string" ? body.model : "mock-llm",
+    },
     tokens: answerTokens(body, params, scenario),
     tokenMs: intParam(params, "tokenMs", scenario === "slow" ? 25 : 5, 60_000),
     firstChunkMs: intParam(params, "firstChunkMs", 0, 600_000),
     stallAfter: intParam(params, "after", 2),
   };
-  const run = stream ? STREAM_HANDLERS[scenario] : JSON_HANDLERS[scenario];
-  await run({ req, res, signal, answer, params });
 }
 
 // ---------------------------------------------------------------------------
@@ -242,13 +252,13 @@ async function streamComments({ req, res, signal, answer, params }) {
   lines.push(`data: ${chunkJson(meta, {}, "stop")}\r\n\r\n`, ": done\r\n", "data: [DONE]\r\n\r\n");
 
   startSse(req, res);
-  if (await writeSplit(res, signal, Buffer.from(lines.join(""), "utf8"), intParam(params, "splitMs", 2, 1000))) res.end();
+  if (await writeSplit(res, signal, Buffer.from(lines.join(""), "utf8"), intParam(params, "splitMs", 1, 1000))) res.end();
 }
 
 /** Byte offsets to cut `bytes` at: odd steps plus one cut inside each multibyte width. */
 export function oddCutPoints(bytes) {
   const cuts = new Set();
-  const steps = [7, 13, 5, 11, 3];
+  const steps = [29, 53, 17, 41, 7];
   for (let offset = 0, i = 0; offset < bytes.length; i += 1) {
     offset += steps[i % steps.length];
     if (offset < bytes.length) cuts.add(offset);
@@ -312,7 +322,7 @@ async function jsonGarbage({ req, res }) {
 
 async function jsonComments({ req, res, signal, answer, params }) {
   startJson(req, res);
-  if (await writeSplit(res, signal, Buffer.from(completionJson(answer), "utf8"), intParam(params, "splitMs", 2, 1000))) res.end();
+  if (await writeSplit(res, signal, Buffer.from(completionJson(answer), "utf8"), intParam(params, "splitMs", 1, 1000))) res.end();
 }
 
 async function hang({ signal }) {

@@ -23,6 +23,7 @@ function sttModeCounter() {
   return {
     provisions: 0, // POST /v2/live received in this mode
     provisionsRefused: 0, // of which answered with an injected error
+    provisionsWithKey: 0, // of which carried an x-gladia-key header (its value is never kept)
     sessions: 0, // sessions created (provisioned or ad hoc)
     connections: 0, // WebSocket upgrades accepted
     open: 0, // sockets open right now

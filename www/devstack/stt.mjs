@@ -109,6 +109,8 @@ export function createSttMock(ctx) {
     }
     const stats = ctx.stats.sttMode(mode);
     stats.provisions += 1;
+    // L1: the browser should provision through the app, without the key.
+    if (req.headers["x-gladia-key"]) stats.provisionsWithKey += 1;
     let config;
     try {
       config = await readJson(req);
@@ -123,12 +125,12 @@ export function createSttMock(ctx) {
       sendJson(req, res, faultStatus, gladiaError(faultStatus, `mock: provisioning refused (${mode})`), faultStatus === 429 ? { "retry-after": "1" } : {});
       return;
     }
-    const problems = configProblems(config ?? {});
+    const problems = configProblems(config);
     if (problems.length > 0) {
       sendJson(req, res, 400, gladiaError(400, "invalid live session config", problems));
       return;
     }
-    const session = createSession(mode, url.searchParams, config ?? {});
+    const session = createSession(mode, url.searchParams, config);
     const socketUrl = `ws://${ctx.authority()}/v2/live/ws?token=${session.id}&mode=${mode}`;
     sendJson(req, res, 201, { id: session.id, url: socketUrl });
   }
@@ -174,8 +176,10 @@ export function createSttMock(ctx) {
       pushBounded(sessionStats(session).closeCodes, code, CLOSE_LOG_LIMIT);
     });
 
-    if (session.dead) return ws.close(SESSION_GONE_CODE, "session expired");
-    if (session.ended) return ws.close(SESSION_GONE_CODE, "session ended");
+    if (session.dead || session.ended) {
+      ws.close(SESSION_GONE_CODE, session.dead ? "session expired" : "session ended");
+      return;
+    }
 
     send(conn, "start_session");
     conn.drop = dropPlan(session, params, sessionStats(session).connections);

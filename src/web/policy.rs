@@ -1,0 +1,131 @@
+//! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R4), usable with any socket.
+
+use crate::core::backoff::Jitter;
+use crate::core::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
+use crate::core::time::Millis;
+use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
+use crate::web::js_object::JsObject;
+use wasm_bindgen::prelude::*;
+
+/// The live speech-to-text reconnect rules as a pure state machine: report what the socket did,
+/// with the time, and follow the decision. See DESIGN.md §2 (L3).
+#[wasm_bindgen]
+pub struct ReconnectPolicy {
+    policy: Policy,
+}
+
+#[wasm_bindgen]
+impl ReconnectPolicy {
+    /// `new ReconnectPolicy(options?)`. Throws a `TypeError`/`RangeError` naming a bad option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "ReconnectPolicyOptions")] options: JsValue,
+    ) -> Result<ReconnectPolicy, JsValue> {
+        Ok(ReconnectPolicy {
+            policy: Policy::new(parse_reconnect_config(&options)?),
+        })
+    }
+
+    /// The socket opened at `nowMs` (any monotonic clock, e.g. `performance.now()`).
+    #[wasm_bindgen(js_name = onOpen)]
+    pub fn on_open(
+        &mut self,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> Result<(), JsValue> {
+        let now = Millis(time_arg(&now_ms, "nowMs")?);
+        self.policy.on_open(now);
+        Ok(())
+    }
+
+    /// The socket closed with `code` at `nowMs`: what to do next.
+    #[wasm_bindgen(js_name = onClose, unchecked_return_type = "ReconnectDecision")]
+    pub fn on_close(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] code: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let code = whole_arg(&code, "code", 0, u32::from(u16::MAX))?;
+        let now = Millis(time_arg(&now_ms, "nowMs")?);
+        let code = u16::try_from(code).unwrap_or(u16::MAX);
+        Ok(decision_to_js(self.policy.on_close(code, now)))
+    }
+
+    /// Provisioning failed with this HTTP status (0 for a network error) at `nowMs`.
+    #[wasm_bindgen(js_name = onProvisionFailed, unchecked_return_type = "ReconnectDecision")]
+    pub fn on_provision_failed(
+        &mut self,
+        #[wasm_bindgen(js_name = httpStatusOrZero, unchecked_param_type = "number")]
+        http_status_or_zero: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let status = whole_arg(&http_status_or_zero, "httpStatusOrZero", 0, 999)?;
+        let now = Millis(time_arg(&now_ms, "nowMs")?);
+        let status = u16::try_from(status).unwrap_or(u16::MAX);
+        Ok(decision_to_js(self.policy.on_provision_failed(status, now)))
+    }
+
+    /// The local client went away (stop, dispose, page leaving): from now on every decision is stop.
+    #[wasm_bindgen(js_name = onClientDetach)]
+    pub fn on_client_detach(&mut self) {
+        self.policy.on_client_detach();
+    }
+
+    /// Backoff steps taken since the last reset.
+    #[wasm_bindgen(getter = backoffAttempt)]
+    pub fn backoff_attempt(&self) -> u32 {
+        self.policy.backoff_attempt()
+    }
+}
+
+/// `ReconnectPolicyOptions` → config; absent options keep the defaults of DESIGN.md.
+pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfig, JsValue> {
+    let mut config = ReconnectConfig {
+        random_seed: random_seed(),
+        ..ReconnectConfig::default()
+    };
+    if options.is_undefined() || options.is_null() {
+        return Ok(config);
+    }
+    let fields = Fields::of(options, "options")?;
+    config.stable_open_ms = fields.non_negative_ms("stableOpenMs", config.stable_open_ms)?;
+    config.reprovision_window_ms =
+        fields.positive_ms("reprovisionWindowMs", config.reprovision_window_ms)?;
+    let max = fields.count(
+        "maxReprovisionsPerWindow",
+        u64::from(config.max_reprovisions_per_window),
+        0,
+    )?;
+    config.max_reprovisions_per_window = u32::try_from(max).unwrap_or(u32::MAX);
+    config.initial_delay_ms = fields.non_negative_ms("initialDelayMs", config.initial_delay_ms)?;
+    config.max_delay_ms = fields.non_negative_ms("maxDelayMs", config.max_delay_ms)?;
+    if config.max_delay_ms < config.initial_delay_ms {
+        return Err(range_error(
+            "options.maxDelayMs must not be below options.initialDelayMs",
+        ));
+    }
+    let jitter = fields.get("jitter")?;
+    if !jitter.is_undefined() {
+        config.jitter = match jitter.as_string().as_deref() {
+            Some("full") => Jitter::Full,
+            Some("none") => Jitter::None,
+            Some(_) => return Err(range_error("options.jitter must be \"full\" or \"none\"")),
+            None => return Err(type_error("options.jitter must be a string")),
+        };
+    }
+    // Seeds up to 2^53 - 1 arrive exactly as JS numbers.
+    config.random_seed = fields.count("randomSeed", config.random_seed, 0)?;
+    Ok(config)
+}
+
+/// A seed for jitter when the app gives none: jitter needs spread, not secrecy.
+fn random_seed() -> u64 {
+    (js_sys::Math::random() * 9_007_199_254_740_991.0) as u64
+}
+
+fn decision_to_js(decision: Decision) -> JsValue {
+    JsObject::new()
+        .set("action", decision.action.as_str())
+        .set("delayMs", decision.delay_ms as f64)
+        .set("reason", decision.reason.as_str())
+        .build()
+}

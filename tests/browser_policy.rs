@@ -1,0 +1,44 @@
+//! ReconnectPolicy through its JS API in headless Chrome and Firefox; the scenarios live in
+//! `tests/browser/policy.js`.
+#![cfg(target_arch = "wasm32")]
+
+mod web;
+
+use js_sys::Function;
+use turnguard::web::ReconnectPolicy;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen(module = "/tests/browser/policy.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = runScenario)]
+    async fn run_scenario(name: &str, make: &Function) -> Result<JsValue, JsValue>;
+}
+
+async fn scenario(name: &str) {
+    let make = web::factory1(ReconnectPolicy::new);
+    web::expect_scenario(name, run_scenario(name, &make)).await;
+}
+
+macro_rules! scenarios {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[wasm_bindgen_test]
+            async fn $test() {
+                scenario($name).await;
+            }
+        )*
+    };
+}
+
+scenarios! {
+    accept_then_4403_reprovisions_twice_then_stops => "acceptThen4403ReprovisionsTwiceThenStops",
+    accept_then_1006_grows_to_the_cap_and_never_resets_on_open => "acceptThen1006GrowsToTheCapAndNeverResetsOnOpen",
+    stable_open_resets_the_backoff_inclusive => "stableOpenResetsTheBackoffInclusive",
+    detach_stops_everything => "detachStopsEverything",
+    provisioning_failures_back_off_or_stop => "provisioningFailuresBackOffOrStop",
+    seeded_jitter_is_repeatable_and_within_the_cap => "seededJitterIsRepeatableAndWithinTheCap",
+    bad_input_throws_named_errors => "badInputThrowsNamedErrors",
+}

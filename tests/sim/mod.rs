@@ -1,0 +1,215 @@
+//! A deterministic driver for the turn ladder in virtual time: routes are scripts, the clock
+//! jumps to the next due event, and everything the ladder asks for is recorded.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use turnguard::core::record::{Failure, TurnRecord};
+use turnguard::core::time::Millis;
+use turnguard::core::turn::{Action, Event, RouteSpec, TurnConfig, TurnLadder};
+
+/// What a scripted route does with one call.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// Answers (or fails) this many milliseconds after the call, whatever its signal says.
+    After(u64, Result<String, Failure>),
+    /// Never answers.
+    Never,
+}
+
+pub fn ok(ms: u64, text: &str) -> Reply {
+    Reply::After(ms, Ok(text.to_owned()))
+}
+
+pub fn fail(ms: u64, failure: Failure) -> Reply {
+    Reply::After(ms, Err(failure))
+}
+
+/// What reached TTS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spoken {
+    Answer(String, String),
+    Recovery(String, String),
+}
+
+/// One call to a route.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub request_id: String,
+    pub turn_id: String,
+    pub route: usize,
+    pub at: Millis,
+}
+
+pub struct Sim {
+    pub ladder: TurnLadder,
+    pub now: Millis,
+    pub spoken: Vec<Spoken>,
+    pub calls: Vec<Call>,
+    pub settled: Vec<TurnRecord>,
+    pub events: Vec<Event>,
+    pub aborted_attempts: Vec<String>,
+    pub aborted_turns: Vec<String>,
+    /// Route replies due, by time, in arrival order.
+    pending: BTreeMap<(Millis, u64), (String, Result<String, Failure>)>,
+    sequence: u64,
+    script: Box<dyn FnMut(&Call) -> Reply>,
+}
+
+pub fn routes(names: &[&str]) -> Vec<RouteSpec> {
+    names
+        .iter()
+        .map(|name| RouteSpec {
+            name: (*name).to_owned(),
+        })
+        .collect()
+}
+
+pub const RECOVERY: &str = "Sorry, could you say that again?";
+
+impl Sim {
+    pub fn new(config: TurnConfig, script: impl FnMut(&Call) -> Reply + 'static) -> Self {
+        Sim {
+            ladder: TurnLadder::new(config),
+            now: Millis(0),
+            spoken: Vec::new(),
+            calls: Vec::new(),
+            settled: Vec::new(),
+            events: Vec::new(),
+            aborted_attempts: Vec::new(),
+            aborted_turns: Vec::new(),
+            pending: BTreeMap::new(),
+            sequence: 0,
+            script: Box::new(script),
+        }
+    }
+
+    /// A two-route configuration (`primary`, `fallback`) with the given timeouts.
+    pub fn config(deadline_ms: u64, attempt_ms: u64) -> TurnConfig {
+        let mut config = TurnConfig::new(routes(&["primary", "fallback"]), RECOVERY);
+        config.turn_deadline_ms = deadline_ms;
+        config.attempt_timeout_ms = attempt_ms;
+        config
+    }
+
+    pub fn start(&mut self, turn_id: &str, input: &str) {
+        self.ladder
+            .start_turn(turn_id, input, self.now)
+            .expect("valid turn");
+        self.perform();
+    }
+
+    pub fn interrupt(&mut self, turn_id: &str) -> bool {
+        let interrupted = self.ladder.interrupt(turn_id, self.now);
+        self.perform();
+        interrupted
+    }
+
+    /// Performs every queued action.
+    pub fn perform(&mut self) {
+        while let Some(action) = self.ladder.poll_action() {
+            match action {
+                Action::StartAttempt {
+                    turn_id,
+                    request_id,
+                    route,
+                    ..
+                } => {
+                    let call = Call {
+                        request_id: request_id.clone(),
+                        turn_id,
+                        route,
+                        at: self.now,
+                    };
+                    let reply = (self.script)(&call);
+                    self.calls.push(call);
+                    if let Reply::After(ms, outcome) = reply {
+                        self.sequence += 1;
+                        self.pending
+                            .insert((self.now.after(ms), self.sequence), (request_id, outcome));
+                    }
+                }
+                Action::AbortAttempt { request_id } => self.aborted_attempts.push(request_id),
+                Action::AbortTurn { turn_id } => self.aborted_turns.push(turn_id),
+                Action::Deliver { turn_id, text } => {
+                    assert!(
+                        self.ladder.may_deliver(&turn_id),
+                        "deliver only what may be delivered"
+                    );
+                    self.spoken.push(Spoken::Answer(turn_id, text));
+                }
+                Action::Recover { turn_id, text } => {
+                    self.spoken.push(Spoken::Recovery(turn_id, text))
+                }
+                Action::Settled(record) => self.settled.push(*record),
+                Action::Event(event) => self.events.push(event),
+            }
+        }
+    }
+
+    /// Jumps to the next due reply or timer and handles it; false when nothing is left.
+    pub fn step(&mut self) -> bool {
+        let next_reply = self.pending.keys().next().map(|(at, _)| *at);
+        let next_timer = self.ladder.poll_timeout();
+        let next = match (next_reply, next_timer) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return false,
+        };
+        self.now = self.now.max(next);
+        if next_reply == Some(next) {
+            if let Some(((_, _), (request_id, outcome))) = self.pending.pop_first() {
+                self.ladder
+                    .on_attempt_result(&request_id, outcome, self.now);
+            }
+        } else {
+            self.ladder.handle_timeout(self.now);
+        }
+        self.perform();
+        true
+    }
+
+    /// Steps until `until` (exclusive of later events) or until nothing is left.
+    pub fn run_until(&mut self, until: Millis) {
+        loop {
+            let next_reply = self.pending.keys().next().map(|(at, _)| *at);
+            let next = [next_reply, self.ladder.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            match next {
+                Some(at) if at <= until => {
+                    self.step();
+                }
+                _ => break,
+            }
+        }
+        self.now = self.now.max(until);
+    }
+
+    /// Steps until nothing is left, at most `limit` steps.
+    pub fn drive(&mut self, limit: usize) {
+        for _ in 0..limit {
+            if !self.step() {
+                return;
+            }
+        }
+        panic!("the simulation did not settle in {limit} steps");
+    }
+
+    pub fn calls_for(&self, turn_id: &str) -> usize {
+        self.calls
+            .iter()
+            .filter(|call| call.turn_id == turn_id)
+            .count()
+    }
+
+    pub fn spoken_for(&self, turn_id: &str) -> Vec<&Spoken> {
+        self.spoken
+            .iter()
+            .filter(|spoken| match spoken {
+                Spoken::Answer(id, _) | Spoken::Recovery(id, _) => id == turn_id,
+            })
+            .collect()
+    }
+}

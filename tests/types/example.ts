@@ -1,0 +1,64 @@
+// Uses the public API the way an app would; `tsc --strict --noEmit` checks it against the
+// generated declarations. The `@ts-expect-error` lines prove the types reject misuse.
+import init, {
+  TurnController,
+  type Route,
+  type TurnControllerOptions,
+  type TurnEvent,
+  type TurnRecord,
+} from "turnguard";
+
+await init();
+
+const primary: Route = {
+  name: "primary",
+  async generate({ requestId, input, signal }) {
+    const response = await fetch("/v1/chat/completions", {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json", "idempotency-key": requestId },
+      body: JSON.stringify({ model: "primary", messages: [{ role: "user", content: input }] }),
+    });
+    if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+    const body: { choices: { message: { content: string } }[] } = await response.json();
+    return body.choices[0]?.message.content ?? "";
+  },
+};
+
+const options: TurnControllerOptions = {
+  recoveryText: "Sorry, could you say that again?",
+  turnDeadlineMs: 8000,
+  attemptTimeoutMs: 3000,
+  maxAttemptsPerSession: 200,
+  retryBudget: { maxTokens: 10, tokenRatio: 0.1 },
+  onAcceptedText: (turnId: string, text: string) => console.log(turnId, text.length),
+  onRecovery: (_turnId, text) => console.log(text.length),
+  onEvent(event: TurnEvent) {
+    if (event.type === "attempt_finished") {
+      const duration: number = event.durationMs;
+      console.log(event.requestId, event.result, duration);
+    }
+  },
+};
+
+const controller = new TurnController([primary, { name: "fallback", generate: () => "ok" }], options);
+const record: TurnRecord = await controller.run("turn-1", "hello");
+const status: "running" | "accepted" | "cancelled" | "exhausted" = record.status;
+const firstResult = record.attempts[0]?.result;
+const interrupted: boolean = controller.interrupt("turn-1");
+const again: TurnRecord | undefined = controller.getTurn("turn-1");
+console.log(status, firstResult, interrupted, again?.acceptedText);
+controller.free();
+
+{
+  using scoped = new TurnController([primary], options);
+  await scoped.run("turn-2", "hi");
+}
+
+// @ts-expect-error recoveryText is required
+new TurnController([primary], { onAcceptedText() {}, onRecovery() {} });
+// @ts-expect-error a route needs generate
+new TurnController([{ name: "broken" }], options);
+// @ts-expect-error status is a closed set
+const wrong: TurnRecord["status"] = "done";
+console.log(wrong);
