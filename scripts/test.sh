@@ -15,13 +15,13 @@ step "native: cargo test"
 cargo test --quiet
 
 step "wasm: headless Chrome"
-CHROMEDRIVER=/usr/bin/chromedriver cargo test --quiet --target wasm32-unknown-unknown --test 'browser_*'
+CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test 'browser_*'
 
 step "wasm: headless Firefox"
-GECKODRIVER="$(command -v geckodriver)" cargo test --quiet --target wasm32-unknown-unknown --test 'browser_*'
+GECKODRIVER="$(command -v geckodriver)" cargo test --target wasm32-unknown-unknown --test 'browser_*'
 
 step "types: tsc --strict --noEmit"
 node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
-node --test --test-reporter=spec tests/e2e/ www/
+node --test tests/e2e/ www/
