@@ -489,18 +489,18 @@ impl TurnLadder {
             error: None,
         });
         let input = turn.record.input.clone();
-        self.event(Event::AttemptStarted {
+        self.actions.push_back(Action::StartAttempt {
             turn_id: turn_id.to_owned(),
             request_id: request_id.clone(),
             route,
-            at: now,
-            timeout_at,
+            input,
         });
-        self.actions.push_back(Action::StartAttempt {
+        self.event(Event::AttemptStarted {
             turn_id: turn_id.to_owned(),
             request_id,
             route,
-            input,
+            at: now,
+            timeout_at,
         });
     }
 

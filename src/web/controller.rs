@@ -1,25 +1,24 @@
 //! `TurnController`: the turn ladder driven by real routes, timers and `AbortController`s.
 
 use crate::core::record::Failure;
-use crate::core::time::Millis;
-use crate::core::turn::{Action, RouteSpec, StartError, Started, TurnConfig, TurnLadder};
+use crate::core::turn::{Action, Event, RouteSpec, StartError, Started, TurnConfig, TurnLadder};
 use crate::web::clock::Clock;
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
-use crate::web::js_object::JsObject;
-use crate::web::report::{event_to_js, record_to_js};
-use gloo_timers::callback::Timeout;
-use js_sys::{Array, Function, Promise, Reflect};
+use crate::web::glue;
+use crate::web::report::{event_to_js, failure_from_code, record_to_js, TurnStrings};
+use crate::web::timer::Timer;
+use js_sys::{Array, Function, Map, Promise};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, DomException};
 
-/// A route as JS gave it: the object (the `this` of `generate`) and its `generate` function.
+/// A route as JS gave it: the object (the `this` of `generate`), its `generate`, its name.
 struct JsRoute {
     object: JsValue,
     generate: Function,
+    name: JsValue,
 }
 
 struct Callbacks {
@@ -31,25 +30,38 @@ struct Callbacks {
 /// Browser resources of one running turn.
 struct TurnIo {
     abort: AbortController,
-    /// `resolve` functions of every `run` promise waiting for this turn to settle.
-    waiters: Vec<Function>,
+    strings: TurnStrings,
+}
+
+/// An attempt whose route has not settled yet, by the id `glue.watch` reports it under. Kept
+/// after a timeout or the end of its turn, so that a late answer is still recorded as late.
+struct AttemptIo {
+    request_id: String,
+    turn_id: String,
+    /// Dropped once the attempt or its turn ended.
+    abort: Option<AbortController>,
 }
 
 #[derive(Default)]
 struct Io {
     turns: HashMap<String, TurnIo>,
-    /// The `AbortController` of each running attempt, by request id.
-    attempts: HashMap<String, AbortController>,
-    /// The one timer, armed for the ladder's next deadline.
-    timer: Option<(Millis, Timeout)>,
+    attempts: HashMap<u32, AttemptIo>,
+    next_attempt: u32,
 }
 
 struct Shared {
     ladder: RefCell<TurnLadder>,
     routes: Vec<JsRoute>,
+    route_names: Vec<JsValue>,
     callbacks: Callbacks,
+    recovery_text: JsValue,
     clock: Clock,
     io: RefCell<Io>,
+    /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
+    waiters: Map,
+    timer: Timer,
+    /// `(id, ok, value)`: a route's promise settled. Made once, shared by every attempt.
+    on_attempt_settled: Closure<dyn FnMut(u32, bool, JsValue)>,
     /// True while `pump` drains actions: a re-entrant call only queues, the outer pump performs.
     pumping: Cell<bool>,
 }
@@ -78,16 +90,35 @@ impl TurnController {
             on_recovery: options_fields.function("onRecovery")?,
             on_event: options_fields.optional_function("onEvent")?,
         };
-        Ok(TurnController {
-            shared: Rc::new(Shared {
+        let recovery_text = JsValue::from_str(&config.recovery_text);
+        let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let on_timer = weak.clone();
+            let on_settled = weak.clone();
+            Shared {
                 ladder: RefCell::new(TurnLadder::new(config)),
-                routes: routes.into_iter().map(|(route, _)| route).collect(),
+                route_names: routes.iter().map(|route| route.name.clone()).collect(),
+                routes,
                 callbacks,
+                recovery_text,
                 clock: Clock::new(),
                 io: RefCell::new(Io::default()),
+                waiters: Map::new(),
+                timer: Timer::new(move || {
+                    if let Some(shared) = on_timer.upgrade() {
+                        shared.on_timer();
+                    }
+                }),
+                on_attempt_settled: Closure::new(move |id: u32, ok: bool, value: JsValue| {
+                    if let Some(shared) = on_settled.upgrade() {
+                        shared.on_attempt_settled(id, ok, &value);
+                        shared.pump();
+                    }
+                }),
                 pumping: Cell::new(false),
-            }),
-        })
+            }
+        });
+        Ok(TurnController { shared })
     }
 
     /// Starts the turn for a final utterance and resolves with its record once it settles.
@@ -100,7 +131,7 @@ impl TurnController {
         #[wasm_bindgen(unchecked_param_type = "string")] input: JsValue,
     ) -> Promise {
         self.shared
-            .run(&turn_id, &input)
+            .run(turn_id, input)
             .unwrap_or_else(|error| Promise::reject(&error))
     }
 
@@ -124,9 +155,10 @@ impl TurnController {
     ) -> Result<JsValue, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
         let ladder = self.shared.ladder.borrow();
-        Ok(ladder
-            .turn(&turn_id)
-            .map_or(JsValue::UNDEFINED, |record| record_to_js(record, &ladder)))
+        Ok(ladder.turn(&turn_id).map_or(JsValue::UNDEFINED, |record| {
+            let strings = TurnStrings::decoded(record);
+            record_to_js(record, &strings, &self.shared.route_names)
+        }))
     }
 }
 
@@ -136,16 +168,16 @@ impl Drop for TurnController {
         let now = self.shared.clock.now();
         self.shared.ladder.borrow_mut().interrupt_all(now);
         self.shared.pump();
-        self.shared.io.borrow_mut().timer = None;
+        self.shared.timer.cancel();
     }
 }
 
 impl Shared {
-    fn run(self: &Rc<Self>, turn_id: &JsValue, input: &JsValue) -> Result<Promise, JsValue> {
-        let turn_id = turn_id
+    fn run(self: &Rc<Self>, turn_id_js: JsValue, input_js: JsValue) -> Result<Promise, JsValue> {
+        let turn_id = turn_id_js
             .as_string()
             .ok_or_else(|| type_error("turnId must be a string"))?;
-        let input = input
+        let input = input_js
             .as_string()
             .ok_or_else(|| type_error("input must be a string"))?;
         let now = self.clock.now();
@@ -154,39 +186,30 @@ impl Shared {
             .borrow_mut()
             .start_turn(&turn_id, &input, now)
             .map_err(|error| start_error_to_js(&error))?;
-        let mut resolve_slot = None;
-        let promise = Promise::new(&mut |resolve, _reject| resolve_slot = Some(resolve));
-        let resolve = resolve_slot.ok_or_else(|| type_error("Promise executor did not run"))?;
-        let settled_record = match started {
-            // A new turn's `Settled` is queued behind its start, even when it ends at once.
-            Started::New => None,
-            Started::Existing => {
-                let ladder = self.ladder.borrow();
-                ladder
-                    .turn(&turn_id)
-                    .filter(|record| !self.io.borrow().turns.contains_key(&record.turn_id))
-                    .map(|record| record_to_js(record, &ladder))
+        let still_open = match started {
+            Started::New => {
+                self.io.borrow_mut().turns.insert(
+                    turn_id.clone(),
+                    TurnIo {
+                        abort: new_abort_controller(),
+                        strings: TurnStrings::new(turn_id_js.clone(), input_js),
+                    },
+                );
+                true
             }
+            // Running, or settled with its `Settled` still queued behind a re-entrant call.
+            Started::Existing => self.io.borrow().turns.contains_key(&turn_id),
         };
-        match settled_record {
-            Some(record) => {
-                let _ = resolve.call1(&JsValue::UNDEFINED, &record);
-            }
-            None => self.turn_io(&turn_id).waiters.push(resolve),
+        if !still_open {
+            let ladder = self.ladder.borrow();
+            let record = ladder.turn(&turn_id).map_or(JsValue::UNDEFINED, |record| {
+                record_to_js(record, &TurnStrings::decoded(record), &self.route_names)
+            });
+            return Ok(Promise::resolve(&record));
         }
+        let promise = glue::wait_for(&self.waiters, &turn_id_js);
         self.pump();
         Ok(promise)
-    }
-
-    fn turn_io(&self, turn_id: &str) -> std::cell::RefMut<'_, TurnIo> {
-        std::cell::RefMut::map(self.io.borrow_mut(), |io| {
-            io.turns
-                .entry(turn_id.to_owned())
-                .or_insert_with(|| TurnIo {
-                    abort: new_abort_controller(),
-                    waiters: Vec::new(),
-                })
-        })
     }
 
     /// Performs queued actions until none is left, then re-arms the timer. Each action is taken
@@ -203,7 +226,17 @@ impl Shared {
             }
         }
         self.pumping.set(false);
-        self.arm_timer();
+        let next = self.ladder.borrow().poll_timeout();
+        if let Some(at) = next {
+            self.timer.ensure(at, || self.clock.now());
+        }
+    }
+
+    fn on_timer(self: &Rc<Self>) {
+        self.timer.fired();
+        let now = self.clock.now();
+        self.ladder.borrow_mut().handle_timeout(now);
+        self.pump();
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
@@ -212,12 +245,22 @@ impl Shared {
                 turn_id,
                 request_id,
                 route,
-                input,
-            } => self.start_attempt(&turn_id, request_id, route, &input),
+                ..
+            } => self.start_attempt(turn_id, request_id, route),
             Action::AbortAttempt { request_id } => {
-                let attempt = self.io.borrow_mut().attempts.remove(&request_id);
-                if let Some(attempt) = attempt {
-                    abort(&attempt, "TimeoutError", "turnguard: attempt timed out");
+                let attempt_abort = self
+                    .io
+                    .borrow_mut()
+                    .attempts
+                    .values_mut()
+                    .find(|attempt| attempt.request_id == request_id)
+                    .and_then(|attempt| attempt.abort.take());
+                if let Some(attempt_abort) = attempt_abort {
+                    abort(
+                        &attempt_abort,
+                        "TimeoutError",
+                        "turnguard: attempt timed out",
+                    );
                 }
             }
             Action::AbortTurn { turn_id } => {
@@ -233,136 +276,159 @@ impl Shared {
             }
             Action::Deliver { turn_id, text } => {
                 // T6: checked again right before the answer leaves for TTS.
-                if self.ladder.borrow().may_deliver(&turn_id) {
+                let accepted = self
+                    .ladder
+                    .borrow()
+                    .turn(&turn_id)
+                    .filter(|_| self.ladder.borrow().may_deliver(&turn_id))
+                    .and_then(|record| record.accepted_request_id.clone());
+                if let Some(request_id) = accepted {
+                    let (turn_js, text_js) = self.turn_strings(&turn_id, |strings| {
+                        (strings.turn_id.clone(), strings.answer(&request_id, &text))
+                    });
                     let callback = &self.callbacks.on_accepted_text;
-                    self.call_back(callback, "onAcceptedText", &turn_id, &text);
+                    self.call_back(callback, "onAcceptedText", &turn_js, &text_js);
                 }
             }
-            Action::Recover { turn_id, text } => {
+            Action::Recover { turn_id, .. } => {
+                let turn_js = self.turn_strings(&turn_id, |strings| strings.turn_id.clone());
                 let callback = &self.callbacks.on_recovery;
-                self.call_back(callback, "onRecovery", &turn_id, &text);
+                self.call_back(callback, "onRecovery", &turn_js, &self.recovery_text);
             }
             Action::Settled(record) => {
                 let turn = {
                     let mut io = self.io.borrow_mut();
-                    let prefix = format!("{}:attempt:", record.turn_id);
-                    io.attempts
-                        .retain(|request_id, _| !request_id.starts_with(&prefix));
+                    for attempt in io.attempts.values_mut() {
+                        if attempt.turn_id == record.turn_id {
+                            attempt.abort = None;
+                        }
+                    }
                     io.turns.remove(&record.turn_id)
                 };
-                if let Some(turn) = turn.filter(|turn| !turn.waiters.is_empty()) {
-                    let record = record_to_js(&record, &self.ladder.borrow());
-                    for resolve in turn.waiters {
-                        let _ = resolve.call1(&JsValue::UNDEFINED, &record);
-                    }
-                }
+                let strings =
+                    turn.map_or_else(|| TurnStrings::decoded(&record), |turn| turn.strings);
+                let record_js = record_to_js(&record, &strings, &self.route_names);
+                glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
             }
             Action::Event(event) => {
                 if let Some(on_event) = &self.callbacks.on_event {
-                    let event = event_to_js(&event, &self.ladder.borrow());
-                    let _ = on_event.call1(&JsValue::UNDEFINED, &event);
+                    let event_js = self.turn_strings(event_turn_id(&event), |strings| {
+                        event_to_js(&event, strings, &self.route_names)
+                    });
+                    let _ = on_event.call1(&JsValue::UNDEFINED, &event_js);
                 }
             }
         }
     }
 
+    /// Runs `with` on the JS strings of a turn: the ones held, or decoded from its record.
+    fn turn_strings<T>(&self, turn_id: &str, with: impl FnOnce(&TurnStrings) -> T) -> T {
+        {
+            let io = self.io.borrow();
+            if let Some(turn) = io.turns.get(turn_id) {
+                return with(&turn.strings);
+            }
+        }
+        let ladder = self.ladder.borrow();
+        let strings = match ladder.turn(turn_id) {
+            Some(record) => TurnStrings::decoded(record),
+            None => TurnStrings::new(JsValue::from_str(turn_id), JsValue::UNDEFINED),
+        };
+        with(&strings)
+    }
+
     /// Calls `onAcceptedText`/`onRecovery`. A throwing callback is reported as an event and
     /// changes nothing else: never a recovery, never a second answer (T6).
-    fn call_back(&self, callback: &Function, name: &str, turn_id: &str, text: &str) {
-        let result = callback.call2(
-            &JsValue::UNDEFINED,
-            &JsValue::from_str(turn_id),
-            &JsValue::from_str(text),
-        );
-        if result.is_err() {
+    fn call_back(&self, callback: &Function, name: &str, turn_id: &JsValue, text: &JsValue) {
+        if callback.call2(&JsValue::UNDEFINED, turn_id, text).is_err() {
             if let Some(on_event) = &self.callbacks.on_event {
-                let event = JsObject::new()
-                    .set("type", "callback_error")
-                    .set("turnId", turn_id)
-                    .set("callback", name)
-                    .set("at", self.clock.now().0 as f64)
-                    .build();
+                let at = self.clock.now().0 as f64;
+                let event = glue::callback_error(turn_id, name, at);
                 let _ = on_event.call1(&JsValue::UNDEFINED, &event);
             }
         }
     }
 
-    /// Calls the route with a fresh signal chained to the turn's (T4) and feeds its outcome back.
-    fn start_attempt(
-        self: &Rc<Self>,
-        turn_id: &str,
-        request_id: String,
-        route: usize,
-        input: &str,
-    ) {
-        let turn_signal = self.turn_io(turn_id).abort.signal();
+    /// Calls the route with a fresh signal chained to the turn's (T4) and watches its outcome.
+    fn start_attempt(self: &Rc<Self>, turn_id: String, request_id: String, route: usize) {
         let attempt_abort = new_abort_controller();
-        let signals = Array::of2(&turn_signal, &attempt_abort.signal());
-        let signal = AbortSignal::any(&signals);
-        self.io
-            .borrow_mut()
-            .attempts
-            .insert(request_id.clone(), attempt_abort);
-        let Some(js_route) = self.routes.get(route) else {
-            return self.finish_attempt(&request_id, Err(Failure::Threw { retryable: true }));
+        let (request, id) = {
+            let mut io = self.io.borrow_mut();
+            let Some(turn) = io.turns.get_mut(&turn_id) else {
+                return;
+            };
+            let number = turn.strings.request_ids.len() + 1;
+            let request_id_js = glue::request_id_of(
+                &turn.strings.turn_id,
+                u32::try_from(number).unwrap_or(u32::MAX),
+            );
+            let signals = Array::of2(&turn.abort.signal(), &attempt_abort.signal());
+            let request = glue::attempt_request(
+                &request_id_js,
+                &turn.strings.turn_id,
+                &turn.strings.input,
+                &AbortSignal::any(&signals),
+                &JsValue::UNDEFINED,
+            );
+            turn.strings
+                .request_ids
+                .push((request_id.clone(), request_id_js));
+            let id = io.next_attempt;
+            io.next_attempt = io.next_attempt.wrapping_add(1);
+            io.attempts.insert(
+                id,
+                AttemptIo {
+                    request_id,
+                    turn_id,
+                    abort: Some(attempt_abort),
+                },
+            );
+            (request, id)
         };
-        let request = JsObject::new()
-            .set("requestId", request_id.as_str())
-            .set("turnId", turn_id)
-            .set("input", input)
-            .set("signal", signal)
-            .build();
+        let Some(js_route) = self.routes.get(route) else {
+            return self.on_attempt_settled(id, false, &JsValue::UNDEFINED);
+        };
         match js_route.generate.call1(&js_route.object, &request) {
-            Err(error) => self.finish_attempt(&request_id, Err(classify_error(&error))),
-            Ok(value) if is_thenable(&value) => {
-                let weak = Rc::downgrade(self);
-                let future = JsFuture::from(Promise::resolve(&value));
-                wasm_bindgen_futures::spawn_local(async move {
-                    let outcome = match future.await {
-                        Ok(value) => text_of(&value),
-                        Err(error) => Err(classify_error(&error)),
-                    };
-                    if let Some(shared) = Weak::upgrade(&weak) {
-                        shared.finish_attempt(&request_id, outcome);
-                        shared.pump();
-                    }
-                });
+            Err(error) => self.on_attempt_settled(id, false, &error),
+            Ok(value) => {
+                let on_settled = self.on_attempt_settled.as_ref().unchecked_ref();
+                if !glue::watch(&value, id, on_settled) {
+                    self.on_attempt_settled(id, true, &value);
+                }
             }
-            Ok(value) => self.finish_attempt(&request_id, text_of(&value)),
         }
     }
 
     /// Hands an attempt's outcome to the ladder; the caller pumps.
-    fn finish_attempt(&self, request_id: &str, outcome: Result<String, Failure>) {
-        self.io.borrow_mut().attempts.remove(request_id);
+    fn on_attempt_settled(&self, id: u32, ok: bool, value: &JsValue) {
+        let Some(attempt) = self.io.borrow_mut().attempts.remove(&id) else {
+            return;
+        };
+        let outcome = if ok {
+            text_of(value)
+        } else {
+            Err(failure_from_code(glue::classify_error(value)))
+        };
+        if outcome.is_ok() {
+            if let Some(turn) = self.io.borrow_mut().turns.get_mut(&attempt.turn_id) {
+                turn.strings.answer = Some((attempt.request_id.clone(), value.clone()));
+            }
+        }
         let now = self.clock.now();
         self.ladder
             .borrow_mut()
-            .on_attempt_result(request_id, outcome, now);
+            .on_attempt_result(&attempt.request_id, outcome, now);
     }
+}
 
-    /// Keeps one timer armed for the ladder's next deadline.
-    fn arm_timer(self: &Rc<Self>) {
-        let next = self.ladder.borrow().poll_timeout();
-        let mut io = self.io.borrow_mut();
-        let Some(at) = next else {
-            io.timer = None;
-            return;
-        };
-        if io.timer.as_ref().is_some_and(|(armed, _)| *armed == at) {
-            return;
-        }
-        let delay = at.since(self.clock.now()).min(u64::from(u32::MAX)) as u32;
-        let weak = Rc::downgrade(self);
-        let timeout = Timeout::new(delay, move || {
-            if let Some(shared) = Weak::upgrade(&weak) {
-                shared.io.borrow_mut().timer = None;
-                let now = shared.clock.now();
-                shared.ladder.borrow_mut().handle_timeout(now);
-                shared.pump();
-            }
-        });
-        io.timer = Some((at, timeout));
+fn event_turn_id(event: &Event) -> &str {
+    match event {
+        Event::TurnStarted { turn_id, .. }
+        | Event::AttemptStarted { turn_id, .. }
+        | Event::AttemptFinished { turn_id, .. }
+        | Event::Accepted { turn_id, .. }
+        | Event::Recovered { turn_id, .. }
+        | Event::Cancelled { turn_id, .. } => turn_id,
     }
 }
 
@@ -382,13 +448,12 @@ fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>, JsValue> 
             let fields = Fields::of(&object, &path)?;
             let name = fields.string("name")?;
             let generate = fields.function("generate")?;
-            Ok((
-                JsRoute {
-                    object: object.clone(),
-                    generate,
-                },
-                RouteSpec { name },
-            ))
+            let route = JsRoute {
+                name: JsValue::from_str(&name),
+                object: object.clone(),
+                generate,
+            };
+            Ok((route, RouteSpec { name }))
         })
         .collect()
 }
@@ -439,38 +504,7 @@ fn abort(controller: &AbortController, name: &str, message: &str) {
     }
 }
 
-fn is_thenable(value: &JsValue) -> bool {
-    (value.is_object() || value.is_function())
-        && Reflect::get(value, &JsValue::from_str("then")).is_ok_and(|then| then.is_function())
-}
-
 /// What a route resolved to: text, or `NoText` for anything else (never reaches TTS).
 fn text_of(value: &JsValue) -> Result<String, Failure> {
     value.as_string().ok_or(Failure::NoText)
-}
-
-/// How a route's error maps onto the ladder (T3): an explicit `retryable: false`, an HTTP
-/// `status`, a `TimeoutError`, a `TypeError` (what `fetch` throws for network failures), or
-/// anything else thrown (retryable).
-fn classify_error(error: &JsValue) -> Failure {
-    let field = |key: &str| {
-        if error.is_object() {
-            Reflect::get(error, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-        } else {
-            JsValue::UNDEFINED
-        }
-    };
-    if field("retryable").as_bool() == Some(false) {
-        return Failure::Threw { retryable: false };
-    }
-    if let Some(status) = field("status").as_f64() {
-        if status.fract() == 0.0 && (100.0..=599.0).contains(&status) {
-            return Failure::Http(status as u16);
-        }
-    }
-    match field("name").as_string().as_deref() {
-        Some("TimeoutError") => Failure::Timeout,
-        Some("TypeError") | Some("NetworkError") => Failure::Network,
-        _ => Failure::Threw { retryable: true },
-    }
 }

@@ -17,14 +17,6 @@ impl JsObject {
         self
     }
 
-    /// Sets the property only when there is a value, so optional fields are absent, not `undefined`.
-    pub(crate) fn set_some(self, key: &str, value: Option<impl Into<JsValue>>) -> Self {
-        match value {
-            Some(value) => self.set(key, value),
-            None => self,
-        }
-    }
-
     pub(crate) fn build(self) -> JsValue {
         self.0.into()
     }

@@ -7,9 +7,11 @@
 mod clock;
 pub mod controller;
 mod convert;
+mod glue;
 mod js_object;
 pub mod policy;
 mod report;
+mod timer;
 mod types;
 
 pub use controller::TurnController;

@@ -1,110 +1,241 @@
-//! Records and events as the plain JS objects of rules T13 and T14.
+//! Records and events as the plain JS objects of rules T13 and T14, built by `glue.js` from
+//! numbers and the JS strings the shell already holds.
 
-use crate::core::record::{Attempt, TurnRecord};
-use crate::core::turn::{Event, TurnLadder};
-use crate::web::js_object::JsObject;
+use crate::core::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
+use crate::core::turn::Event;
+use crate::web::glue;
 use js_sys::Array;
 use wasm_bindgen::JsValue;
 
-/// A `TurnRecord` with exactly the fields of T13; optional fields are absent when unset.
-pub(crate) fn record_to_js(record: &TurnRecord, ladder: &TurnLadder) -> JsValue {
-    let attempts: Array = record
-        .attempts
-        .iter()
-        .map(|attempt| attempt_to_js(attempt, ladder))
-        .collect();
-    JsObject::new()
-        .set("turnId", record.turn_id.as_str())
-        .set("input", record.input.as_str())
-        .set("status", record.status.as_str())
-        .set("startedAt", record.started_at.0 as f64)
-        .set("deadlineAt", record.deadline_at.0 as f64)
-        .set("attempts", attempts)
-        .set_some("acceptedRequestId", record.accepted_request_id.as_deref())
-        .set_some("acceptedText", record.accepted_text.as_deref())
-        .set_some(
-            "recoveryReason",
-            record.recovery_reason.map(|reason| reason.as_str()),
-        )
-        .build()
+/// The JS strings of one turn, kept so that building its objects decodes nothing again.
+pub(crate) struct TurnStrings {
+    pub(crate) turn_id: JsValue,
+    pub(crate) input: JsValue,
+    /// Request ids and their JS strings, in attempt order.
+    pub(crate) request_ids: Vec<(String, JsValue)>,
+    /// The answer text as JS handed it back, with the request id that produced it.
+    pub(crate) answer: Option<(String, JsValue)>,
 }
 
-fn attempt_to_js(attempt: &Attempt, ladder: &TurnLadder) -> JsValue {
-    JsObject::new()
-        .set("requestId", attempt.request_id.as_str())
-        .set("route", ladder.route_name(attempt.route))
-        .set("startedAt", attempt.started_at.0 as f64)
-        .set_some("finishedAt", attempt.finished_at.map(|at| at.0 as f64))
-        .set("result", attempt.result.as_str())
-        .set_some("error", attempt.error.map(|failure| failure.to_string()))
-        .build()
+impl TurnStrings {
+    pub(crate) fn new(turn_id: JsValue, input: JsValue) -> Self {
+        TurnStrings {
+            turn_id,
+            input,
+            request_ids: Vec::new(),
+            answer: None,
+        }
+    }
+
+    /// Strings for a turn the shell no longer holds: decoded from the record.
+    pub(crate) fn decoded(record: &TurnRecord) -> Self {
+        TurnStrings::new(
+            JsValue::from_str(&record.turn_id),
+            JsValue::from_str(&record.input),
+        )
+    }
+
+    pub(crate) fn request_id(&self, request_id: &str) -> JsValue {
+        self.request_ids
+            .iter()
+            .find(|(id, _)| id == request_id)
+            .map_or_else(|| JsValue::from_str(request_id), |(_, js)| js.clone())
+    }
+
+    /// The accepted answer as a JS string: the one JS returned, or `text` decoded.
+    pub(crate) fn answer(&self, request_id: &str, text: &str) -> JsValue {
+        match &self.answer {
+            Some((id, js)) if id == request_id => js.clone(),
+            _ => JsValue::from_str(text),
+        }
+    }
+}
+
+/// A `TurnRecord` with exactly the fields of T13; optional fields are absent when unset.
+pub(crate) fn record_to_js(
+    record: &TurnRecord,
+    strings: &TurnStrings,
+    routes: &[JsValue],
+) -> JsValue {
+    let attempts = Array::new();
+    for attempt in &record.attempts {
+        let (failure, http_status) = failure_code(attempt.error);
+        attempts.push(&glue::attempt_record(
+            &strings.request_id(&attempt.request_id),
+            &route_name(routes, attempt.route),
+            attempt.started_at.0 as f64,
+            attempt.finished_at.map_or(-1.0, |at| at.0 as f64),
+            result_code(attempt.result),
+            failure,
+            http_status,
+        ));
+    }
+    let accepted_request_id = record
+        .accepted_request_id
+        .as_deref()
+        .map_or(JsValue::UNDEFINED, |id| strings.request_id(id));
+    let accepted_text = match (&record.accepted_request_id, &record.accepted_text) {
+        (Some(id), Some(text)) => strings.answer(id, text),
+        (None, Some(text)) => JsValue::from_str(text),
+        _ => JsValue::UNDEFINED,
+    };
+    glue::turn_record(
+        &strings.turn_id,
+        &strings.input,
+        status_code(record.status),
+        record.started_at.0 as f64,
+        record.deadline_at.0 as f64,
+        &attempts,
+        &accepted_request_id,
+        &accepted_text,
+        record.recovery_reason.map_or(-1, reason_code),
+    )
 }
 
 /// An event object: `type`, ids, route name and times — never input, answer or headers.
-pub(crate) fn event_to_js(event: &Event, ladder: &TurnLadder) -> JsValue {
+pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValue]) -> JsValue {
+    let none = JsValue::UNDEFINED;
+    let turn_id = &strings.turn_id;
     match event {
-        Event::TurnStarted { turn_id, at } => JsObject::new()
-            .set("type", "turn_started")
-            .set("turnId", turn_id.as_str())
-            .set("at", at.0 as f64),
+        Event::TurnStarted { at, .. } => {
+            glue::turn_event(0, turn_id, at.0 as f64, &none, &none, -1, -1, 0, 0.0)
+        }
         Event::AttemptStarted {
-            turn_id,
             request_id,
             route,
             at,
             timeout_at,
-        } => JsObject::new()
-            .set("type", "attempt_started")
-            .set("turnId", turn_id.as_str())
-            .set("requestId", request_id.as_str())
-            .set("route", ladder.route_name(*route))
-            .set("at", at.0 as f64)
-            .set("timeoutAt", timeout_at.0 as f64),
-        Event::AttemptFinished {
+            ..
+        } => glue::turn_event(
+            1,
             turn_id,
+            at.0 as f64,
+            &strings.request_id(request_id),
+            &route_name(routes, *route),
+            -1,
+            -1,
+            0,
+            timeout_at.0 as f64,
+        ),
+        Event::AttemptFinished {
             request_id,
             route,
             at,
             result,
             error,
             duration_ms,
-        } => JsObject::new()
-            .set("type", "attempt_finished")
-            .set("turnId", turn_id.as_str())
-            .set("requestId", request_id.as_str())
-            .set("route", ladder.route_name(*route))
-            .set("at", at.0 as f64)
-            .set("result", result.as_str())
-            .set_some("error", error.map(|failure| failure.to_string()))
-            .set("durationMs", *duration_ms as f64),
+            ..
+        } => {
+            let (failure, http_status) = failure_code(*error);
+            glue::turn_event(
+                2,
+                turn_id,
+                at.0 as f64,
+                &strings.request_id(request_id),
+                &route_name(routes, *route),
+                i32::from(result_code(*result)),
+                failure,
+                http_status,
+                *duration_ms as f64,
+            )
+        }
         Event::Accepted {
-            turn_id,
             request_id,
             route,
             at,
             latency_ms,
-        } => JsObject::new()
-            .set("type", "accepted")
-            .set("turnId", turn_id.as_str())
-            .set("requestId", request_id.as_str())
-            .set("route", ladder.route_name(*route))
-            .set("at", at.0 as f64)
-            .set("latencyMs", *latency_ms as f64),
-        Event::Recovered {
+            ..
+        } => glue::turn_event(
+            3,
             turn_id,
+            at.0 as f64,
+            &strings.request_id(request_id),
+            &route_name(routes, *route),
+            -1,
+            -1,
+            0,
+            *latency_ms as f64,
+        ),
+        Event::Recovered {
             reason,
             at,
             latency_ms,
-        } => JsObject::new()
-            .set("type", "recovered")
-            .set("turnId", turn_id.as_str())
-            .set("reason", reason.as_str())
-            .set("at", at.0 as f64)
-            .set("latencyMs", *latency_ms as f64),
-        Event::Cancelled { turn_id, at } => JsObject::new()
-            .set("type", "cancelled")
-            .set("turnId", turn_id.as_str())
-            .set("at", at.0 as f64),
+            ..
+        } => glue::turn_event(
+            4,
+            turn_id,
+            at.0 as f64,
+            &none,
+            &none,
+            reason_code(*reason),
+            -1,
+            0,
+            *latency_ms as f64,
+        ),
+        Event::Cancelled { at, .. } => {
+            glue::turn_event(5, turn_id, at.0 as f64, &none, &none, -1, -1, 0, 0.0)
+        }
     }
-    .build()
+}
+
+fn route_name(routes: &[JsValue], route: usize) -> JsValue {
+    routes.get(route).cloned().unwrap_or(JsValue::UNDEFINED)
+}
+
+// The codes below index the name tables at the top of glue.js.
+
+fn status_code(status: TurnStatus) -> u8 {
+    match status {
+        TurnStatus::Running => 0,
+        TurnStatus::Accepted => 1,
+        TurnStatus::Cancelled => 2,
+        TurnStatus::Exhausted => 3,
+    }
+}
+
+fn result_code(result: AttemptResult) -> u8 {
+    match result {
+        AttemptResult::Running => 0,
+        AttemptResult::Accepted => 1,
+        AttemptResult::Timeout => 2,
+        AttemptResult::Error => 3,
+        AttemptResult::Cancelled => 4,
+        AttemptResult::Late => 5,
+    }
+}
+
+fn reason_code(reason: RecoveryReason) -> i32 {
+    match reason {
+        RecoveryReason::Exhausted => 0,
+        RecoveryReason::Deadline => 1,
+        RecoveryReason::NonRetryable => 2,
+        RecoveryReason::Persona => 3,
+        RecoveryReason::SessionBudget => 4,
+        RecoveryReason::RetryBudget => 5,
+    }
+}
+
+/// `(code, http status)`; code -1 for no failure.
+fn failure_code(failure: Option<Failure>) -> (i32, u16) {
+    match failure {
+        None => (-1, 0),
+        Some(Failure::Timeout) => (0, 0),
+        Some(Failure::Network) => (1, 0),
+        Some(Failure::Http(status)) => (2, status),
+        Some(Failure::Threw { retryable: true }) => (3, 0),
+        Some(Failure::Threw { retryable: false }) => (4, 0),
+        Some(Failure::NoText) => (5, 0),
+        Some(Failure::Stalled) => (6, 0),
+    }
+}
+
+/// The failure a `glue.classifyError` code stands for.
+pub(crate) fn failure_from_code(code: u32) -> Failure {
+    match code {
+        0 => Failure::Timeout,
+        1 => Failure::Network,
+        4 => Failure::Threw { retryable: false },
+        1000..=1599 => Failure::Http(u16::try_from(code - 1000).unwrap_or(0)),
+        _ => Failure::Threw { retryable: true },
+    }
 }

@@ -1,0 +1,105 @@
+// JS side of the browser shell. Records, events and requests are built here as object literals,
+// so the wasm side passes numbers and JS values it already holds instead of decoding one string
+// per field (string decoding dominated the per-turn profile). The tables below mirror the Rust
+// enums' order in src/web/report.rs.
+
+const STATUS = ["running", "accepted", "cancelled", "exhausted"];
+const RESULT = ["running", "accepted", "timeout", "error", "cancelled", "late"];
+const REASON = ["exhausted", "deadline", "non_retryable", "persona", "session_budget", "retry_budget"];
+const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled"];
+
+const failureName = (code, httpStatus) => (code === 2 ? `http_${httpStatus}` : FAILURE[code]);
+
+export function requestIdOf(turnId, attemptNumber) {
+  return `${turnId}:attempt:${attemptNumber}`;
+}
+
+export function attemptRequest(requestId, turnId, input, signal, history) {
+  const request = { requestId, turnId, input, signal };
+  if (history !== undefined) request.history = history;
+  return request;
+}
+
+/** `finishedAt` < 0 and `failure` < 0 mean absent. */
+export function attemptRecord(requestId, route, startedAt, finishedAt, result, failure, httpStatus) {
+  const attempt = { requestId, route, startedAt };
+  if (finishedAt >= 0) attempt.finishedAt = finishedAt;
+  attempt.result = RESULT[result];
+  if (failure >= 0) attempt.error = failureName(failure, httpStatus);
+  return attempt;
+}
+
+/** `reason` < 0 means absent; `acceptedRequestId`/`acceptedText` may be undefined. */
+export function turnRecord(turnId, input, status, startedAt, deadlineAt, attempts, acceptedRequestId, acceptedText, reason) {
+  const record = { turnId, input, status: STATUS[status], startedAt, deadlineAt, attempts };
+  if (acceptedRequestId !== undefined) record.acceptedRequestId = acceptedRequestId;
+  if (acceptedText !== undefined) record.acceptedText = acceptedText;
+  if (reason >= 0) record.recoveryReason = REASON[reason];
+  return record;
+}
+
+/** One event object; which fields it has depends on `kind` (see `Event` in src/core/turn.rs). */
+export function turnEvent(kind, turnId, at, requestId, route, code, failure, httpStatus, amount) {
+  switch (kind) {
+    case 0:
+      return { type: "turn_started", turnId, at };
+    case 1:
+      return { type: "attempt_started", turnId, requestId, route, at, timeoutAt: amount };
+    case 2: {
+      const event = { type: "attempt_finished", turnId, requestId, route, at, result: RESULT[code] };
+      if (failure >= 0) event.error = failureName(failure, httpStatus);
+      event.durationMs = amount;
+      return event;
+    }
+    case 3:
+      return { type: "accepted", turnId, requestId, route, at, latencyMs: amount };
+    case 4:
+      return { type: "recovered", turnId, reason: REASON[code], at, latencyMs: amount };
+    default:
+      return { type: "cancelled", turnId, at };
+  }
+}
+
+export function callbackError(turnId, callback, at) {
+  return { type: "callback_error", turnId, callback, at };
+}
+
+/** Calls `onSettled(id, true, value)` or `onSettled(id, false, error)` when a thenable settles; false for a plain value. */
+export function watch(value, id, onSettled) {
+  if (value === null || (typeof value !== "object" && typeof value !== "function") || typeof value.then !== "function") {
+    return false;
+  }
+  Promise.resolve(value).then(
+    (result) => onSettled(id, true, result),
+    (error) => onSettled(id, false, error),
+  );
+  return true;
+}
+
+/** `run` promises waiting for a turn, by turn id. */
+export function waitFor(waiters, turnId) {
+  return new Promise((resolve) => {
+    const list = waiters.get(turnId);
+    if (list) list.push(resolve);
+    else waiters.set(turnId, [resolve]);
+  });
+}
+
+export function resolveWaiters(waiters, turnId, record) {
+  const list = waiters.get(turnId);
+  if (!list) return;
+  waiters.delete(turnId);
+  for (const resolve of list) resolve(record);
+}
+
+/** How a route's rejection maps onto the ladder: [failure code, http status] (see classify in controller.rs). */
+export function classifyError(error) {
+  const isObject = error !== null && (typeof error === "object" || typeof error === "function");
+  if (isObject && error.retryable === false) return 4;
+  const status = isObject ? error.status : undefined;
+  if (Number.isInteger(status) && status >= 100 && status <= 599) return 1000 + status;
+  const name = isObject ? error.name : undefined;
+  if (name === "TimeoutError") return 0;
+  if (name === "TypeError" || name === "NetworkError") return 1;
+  return 3;
+}

@@ -1,0 +1,72 @@
+//! Bindings to `glue.js` and to the global timer functions.
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/web/glue.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = requestIdOf)]
+    pub(crate) fn request_id_of(turn_id: &JsValue, attempt_number: u32) -> JsValue;
+    #[wasm_bindgen(js_name = attemptRequest)]
+    pub(crate) fn attempt_request(
+        request_id: &JsValue,
+        turn_id: &JsValue,
+        input: &JsValue,
+        signal: &JsValue,
+        history: &JsValue,
+    ) -> JsValue;
+    #[wasm_bindgen(js_name = attemptRecord)]
+    pub(crate) fn attempt_record(
+        request_id: &JsValue,
+        route: &JsValue,
+        started_at: f64,
+        finished_at: f64,
+        result: u8,
+        failure: i32,
+        http_status: u16,
+    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = turnRecord)]
+    pub(crate) fn turn_record(
+        turn_id: &JsValue,
+        input: &JsValue,
+        status: u8,
+        started_at: f64,
+        deadline_at: f64,
+        attempts: &JsValue,
+        accepted_request_id: &JsValue,
+        accepted_text: &JsValue,
+        reason: i32,
+    ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = turnEvent)]
+    pub(crate) fn turn_event(
+        kind: u8,
+        turn_id: &JsValue,
+        at: f64,
+        request_id: &JsValue,
+        route: &JsValue,
+        code: i32,
+        failure: i32,
+        http_status: u16,
+        amount: f64,
+    ) -> JsValue;
+    #[wasm_bindgen(js_name = callbackError)]
+    pub(crate) fn callback_error(turn_id: &JsValue, callback: &str, at: f64) -> JsValue;
+    pub(crate) fn watch(value: &JsValue, id: u32, on_settled: &Function) -> bool;
+    #[wasm_bindgen(js_name = waitFor)]
+    pub(crate) fn wait_for(waiters: &js_sys::Map, turn_id: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = resolveWaiters)]
+    pub(crate) fn resolve_waiters(waiters: &js_sys::Map, turn_id: &JsValue, record: &JsValue);
+    #[wasm_bindgen(js_name = classifyError)]
+    pub(crate) fn classify_error(error: &JsValue) -> u32;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    // The global functions, so the module works in windows and workers alike.
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub(crate) fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    pub(crate) fn clear_timeout(id: &JsValue);
+}
