@@ -1,5 +1,9 @@
-// Script of the turnguard demo page. For now it shows that the dev stack's
-// mock services are up; the library gets wired in at the marked place below.
+// Script of the turnguard demo page: the dev stack panel (are the mock services up?), and at the
+// marked place below, the library's panels (www/ladder.mjs, www/reconnect.mjs).
+
+import { cell } from "./dom.mjs";
+import { setupLadder } from "./ladder.mjs";
+import { setupReconnect } from "./reconnect.mjs";
 
 const statusLine = document.querySelector("#devstack-status");
 const servicesBody = document.querySelector("#devstack-services");
@@ -37,18 +41,6 @@ function serviceRows(stats) {
   ];
 }
 
-function cell(text, asCode = false) {
-  const td = document.createElement("td");
-  if (asCode) {
-    const code = document.createElement("code");
-    code.textContent = text;
-    td.append(code);
-  } else {
-    td.textContent = text;
-  }
-  return td;
-}
-
 function renderServices(rows) {
   servicesBody.replaceChildren(
     ...rows.map((row) => {
@@ -79,3 +71,33 @@ refreshButton.addEventListener("click", refreshDevStack);
 refreshDevStack();
 
 // The library is wired in here.
+// It is a dynamic import so that a missing or broken pkg/ leaves the dev stack panel working and the
+// page says what is wrong, instead of a blank page and an error in the console only.
+
+const libraryStatus = document.querySelector("#library-status");
+
+function setLibraryStatus(state, text) {
+  libraryStatus.dataset.state = state;
+  libraryStatus.className = `status ${state === "ready" ? "up" : "down"}`;
+  libraryStatus.textContent = text;
+}
+
+async function loadLibrary() {
+  let library;
+  try {
+    library = await import("./library.mjs");
+  } catch (error) {
+    setLibraryStatus(
+      "failed",
+      `The turnguard package (pkg/turnguard.js and its wasm) did not load (${error.message}). Build it with \`npm run build\` and reload; ` +
+        "the panels below stay disabled until then.",
+    );
+    return;
+  }
+  // After each turn the dev stack counters show how many LLM calls it really made.
+  setupLadder(library.TurnController, { onTurnSettled: refreshDevStack });
+  setupReconnect(library.ReconnectPolicy);
+  setLibraryStatus("ready", "turnguard is loaded: the panels below run the real library in this page.");
+}
+
+loadLibrary();
