@@ -27,10 +27,7 @@
 //! use turnguard::core::time::Millis;
 //! use turnguard::core::turn::{Action, RouteSpec, TurnConfig, TurnLadder};
 //!
-//! let routes = vec![
-//!     RouteSpec { name: "primary".into() },
-//!     RouteSpec { name: "fallback".into() },
-//! ];
+//! let routes = vec![RouteSpec::named("primary"), RouteSpec::named("fallback")];
 //! let mut ladder = TurnLadder::new(TurnConfig::new(routes, "Sorry, say that again?"));
 //! ladder.start_turn("t1", "hello", Millis(0)).unwrap();
 //!

@@ -18,7 +18,7 @@ extern "C" {
 }
 
 async fn scenario(name: &str) {
-    let make = web::factory1(ReconnectPolicy::new);
+    let make = web::factory1(|options| ReconnectPolicy::new(Some(options)));
     web::expect_scenario(name, run_scenario(name, &make)).await;
 }
 

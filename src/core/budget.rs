@@ -14,8 +14,11 @@ pub struct RetryBudget {
 impl RetryBudget {
     /// Default bucket size, as in gRPC's examples.
     pub const DEFAULT_MAX_TOKENS: f64 = 10.0;
-    /// Default refill per accepted answer.
-    pub const DEFAULT_TOKEN_RATIO: f64 = 0.1;
+    /// Default refill per accepted answer. gRPC uses 0.1 for one backend; here a fallback that
+    /// answers while the primary is down refills what the primary's failure drained, so a healthy
+    /// fallback stays available, while an outage of both routes (two failures per turn) still
+    /// throttles fallbacks after three turns.
+    pub const DEFAULT_TOKEN_RATIO: f64 = 1.0;
 
     /// A full bucket. Non-finite or negative arguments are the caller's to reject.
     pub fn new(max_tokens: f64, token_ratio: f64) -> Self {

@@ -3,7 +3,14 @@
 
 pub mod backoff;
 pub mod budget;
+pub mod gladia;
+pub mod history;
 pub mod reconnect;
 pub mod record;
+pub mod sentences;
+pub mod sse;
 pub mod time;
+pub mod transcriber;
 pub mod turn;
+pub mod turn_config;
+pub mod turn_output;

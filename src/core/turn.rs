@@ -1,203 +1,65 @@
-//! The turn ladder: one answer per user turn, from a bounded number of LLM calls (rules T2–T10).
+//! The turn ladder: one answer per user turn, from a bounded number of LLM calls (rules T2–T12).
 //!
 //! [`TurnLadder`] is a sans-IO state machine. The shell feeds it inputs that carry the current
-//! time (`start_turn`, `on_attempt_result`, `interrupt`, `handle_timeout`) and then drains what it
-//! must do with [`TurnLadder::poll_action`] and when to wake it next with
-//! [`TurnLadder::poll_timeout`]. It never reads a clock, never calls out, and never blocks.
+//! time (`start_turn`, `on_attempt_chunk`, `on_attempt_result`, `on_stream_end`, `interrupt`,
+//! `handle_timeout`) and then drains what it must do with [`TurnLadder::poll_action`] and when to
+//! wake it next with [`TurnLadder::poll_timeout`]. It never reads a clock, never calls out, and
+//! never blocks.
 //!
 //! Invariants it keeps, whatever order the inputs come in:
 //! - a turn ends exactly once: [`Action::Deliver`] once, or [`Action::Recover`] once, or
 //!   nothing (cancelled) — followed by one [`Action::Settled`];
-//! - at most `max_attempts_per_turn` attempts per turn, the next only after a retryable failure;
-//! - no attempt starts after the turn's deadline or after an interrupt;
-//! - no more than `history_limit` settled records are kept.
+//! - at most one attempt per turn commits (its first text passes the gate of T6), and only its
+//!   text reaches TTS, as [`Action::Sentence`]s in order, then [`Action::Deliver`];
+//! - at most `max_attempts_per_turn` attempts per turn, the next only after a retryable failure
+//!   and only as the fallback policy allows;
+//! - no attempt starts after the turn's deadline or after an interrupt; no sentence goes out
+//!   after an interrupt;
+//! - no more than `history_limit` settled records and history exchanges are kept.
+//!
+//! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
+//! follow the same path: commit, sentences, deliver.
 
 use crate::core::budget::{RetryBudget, SessionBudget};
+use crate::core::history::{Exchange, History};
 use crate::core::record::{
     Attempt, AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus,
 };
+use crate::core::sentences::SentenceSplitter;
 use crate::core::time::Millis;
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::fmt;
 
-/// What the ladder knows about a route. The shell keeps the callable part.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RouteSpec {
-    /// Shown in records and events.
-    pub name: String,
+pub use crate::core::turn_config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
+pub use crate::core::turn_output::{Action, Event};
+
+/// The answer a committed attempt is delivering.
+#[derive(Debug)]
+struct Delivery {
+    /// Index of the committed attempt in the record.
+    attempt_index: usize,
+    /// Everything delivered so far.
+    text: String,
+    splitter: SentenceSplitter,
+    /// When the stream counts as stalled if no chunk arrives (T12).
+    idle_deadline: Millis,
 }
 
-/// Limits and texts of one controller. [`TurnConfig::new`] fills in the defaults.
-#[derive(Clone, Debug)]
-pub struct TurnConfig {
-    /// Routes in ladder order: attempt `n` uses route `min(n - 1, len - 1)`.
-    pub routes: Vec<RouteSpec>,
-    /// How long a turn may take before the recovery text is used (T5).
-    pub turn_deadline_ms: u64,
-    /// How long one attempt may take (T4); capped by the time left to the deadline.
-    pub attempt_timeout_ms: u64,
-    /// The fixed text spoken when no answer can be had (T8).
-    pub recovery_text: String,
-    /// Attempts per turn, the first included (T3).
-    pub max_attempts_per_turn: u32,
-    /// Attempts per session, `None` for no cap (T9).
-    pub max_attempts_per_session: Option<u32>,
-    /// Longest input accepted, in Unicode scalar values (T9).
-    pub max_input_chars: usize,
-    /// Settled records kept for `getTurn` and idempotent `run` (T10).
-    pub history_limit: usize,
-    /// Retry budget bucket size (T9).
-    pub retry_max_tokens: f64,
-    /// Retry budget refill per accepted answer (T9).
-    pub retry_token_ratio: f64,
-}
-
-impl TurnConfig {
-    /// Default turn deadline.
-    pub const DEFAULT_TURN_DEADLINE_MS: u64 = 12_000;
-    /// Default attempt timeout.
-    pub const DEFAULT_ATTEMPT_TIMEOUT_MS: u64 = 6_000;
-    /// Default attempts per turn: the primary and one fallback.
-    pub const DEFAULT_MAX_ATTEMPTS_PER_TURN: u32 = 2;
-    /// Default input limit.
-    pub const DEFAULT_MAX_INPUT_CHARS: usize = 4_000;
-    /// Default number of settled records kept.
-    pub const DEFAULT_HISTORY_LIMIT: usize = 1_000;
-
-    /// A configuration with the default limits.
-    pub fn new(routes: Vec<RouteSpec>, recovery_text: impl Into<String>) -> Self {
-        TurnConfig {
-            routes,
-            turn_deadline_ms: Self::DEFAULT_TURN_DEADLINE_MS,
-            attempt_timeout_ms: Self::DEFAULT_ATTEMPT_TIMEOUT_MS,
-            recovery_text: recovery_text.into(),
-            max_attempts_per_turn: Self::DEFAULT_MAX_ATTEMPTS_PER_TURN,
-            max_attempts_per_session: None,
-            max_input_chars: Self::DEFAULT_MAX_INPUT_CHARS,
-            history_limit: Self::DEFAULT_HISTORY_LIMIT,
-            retry_max_tokens: RetryBudget::DEFAULT_MAX_TOKENS,
-            retry_token_ratio: RetryBudget::DEFAULT_TOKEN_RATIO,
-        }
-    }
-}
-
-/// Why `start_turn` refused a turn. Nothing was started.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StartError {
-    /// The turn id is empty.
-    EmptyTurnId,
-    /// The input is empty or only white space.
-    EmptyInput,
-    /// The input is longer than `max_input_chars`.
-    InputTooLong {
-        /// Its length in Unicode scalar values.
-        chars: usize,
-        /// The configured limit.
-        max: usize,
-    },
-}
-
-impl fmt::Display for StartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StartError::EmptyTurnId => f.write_str("turnId must not be empty"),
-            StartError::EmptyInput => f.write_str("input must not be empty"),
-            StartError::InputTooLong { chars, max } => {
-                write!(f, "input is {chars} characters, over maxInputChars ({max})")
-            }
-        }
-    }
-}
-
-/// What `start_turn` did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Started {
-    /// A new turn began.
-    New,
-    /// The id names a running or retained turn: nothing new began (T2).
-    Existing,
-}
-
-/// A transition, for logs and metrics (T14). Carries ids, routes and times, never text.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    /// A turn began.
-    TurnStarted { turn_id: String, at: Millis },
-    /// An attempt began on `route`; it times out at `timeout_at`.
-    AttemptStarted {
-        turn_id: String,
-        request_id: String,
-        route: usize,
-        at: Millis,
-        timeout_at: Millis,
-    },
-    /// An attempt ended (or, with `Late`, answered after it had ended).
-    AttemptFinished {
-        turn_id: String,
-        request_id: String,
-        route: usize,
-        at: Millis,
-        result: AttemptResult,
-        error: Option<Failure>,
-        duration_ms: u64,
-    },
-    /// The turn's answer was accepted.
-    Accepted {
-        turn_id: String,
-        request_id: String,
-        route: usize,
-        at: Millis,
-        latency_ms: u64,
-    },
-    /// The turn ended with the recovery text.
-    Recovered {
-        turn_id: String,
-        reason: RecoveryReason,
-        at: Millis,
-        latency_ms: u64,
-    },
-    /// The turn was interrupted.
-    Cancelled { turn_id: String, at: Millis },
-}
-
-/// What the shell must do next, in order.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Action {
-    /// Call `route` for this attempt with a fresh signal chained to the turn's.
-    StartAttempt {
-        turn_id: String,
-        request_id: String,
-        route: usize,
-        input: String,
-    },
-    /// Abort this attempt's signal only: it timed out, the turn goes on (T4).
-    AbortAttempt { request_id: String },
-    /// Abort the turn's signal and with it any attempt (interrupt, deadline, dispose).
-    AbortTurn { turn_id: String },
-    /// Hand the accepted answer to TTS, once (T6).
-    Deliver { turn_id: String, text: String },
-    /// Hand the fixed recovery text to TTS, once (T5, T8).
-    Recover { turn_id: String, text: String },
-    /// The turn settled: resolve whoever waits on it with this record.
-    Settled(Box<TurnRecord>),
-    /// Report a transition (T14).
-    Event(Event),
-}
-
-/// A running turn and its one timer besides the deadline.
+/// A running turn and its timers.
 #[derive(Debug)]
 struct ActiveTurn {
     record: TurnRecord,
-    /// When the running attempt times out; `None` when no attempt runs.
+    /// When the running, uncommitted attempt times out; `None` when no such attempt runs.
     attempt_deadline: Option<Millis>,
+    /// Set once an attempt committed; the deadline no longer applies from then on.
+    delivery: Option<Delivery>,
 }
 
 impl ActiveTurn {
     fn next_timeout(&self) -> Millis {
-        match self.attempt_deadline {
-            Some(at) => at.min(self.record.deadline_at),
-            None => self.record.deadline_at,
+        match (&self.delivery, self.attempt_deadline) {
+            (Some(delivery), _) => delivery.idle_deadline,
+            (None, Some(at)) => at.min(self.record.deadline_at),
+            (None, None) => self.record.deadline_at,
         }
     }
 
@@ -206,6 +68,13 @@ impl ActiveTurn {
             .attempts
             .last_mut()
             .filter(|attempt| attempt.result == AttemptResult::Running)
+    }
+
+    fn is_running(&self, attempt_index: usize) -> bool {
+        self.record
+            .attempts
+            .get(attempt_index)
+            .is_some_and(|attempt| attempt.result == AttemptResult::Running)
     }
 }
 
@@ -219,6 +88,7 @@ pub struct TurnLadder {
     settled: HashMap<String, TurnRecord>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
     settled_order: VecDeque<String>,
+    history: History,
     session_budget: SessionBudget,
     retry_budget: RetryBudget,
     actions: VecDeque<Action>,
@@ -230,6 +100,7 @@ impl TurnLadder {
         TurnLadder {
             session_budget: SessionBudget::new(config.max_attempts_per_session),
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
+            history: History::new(config.history_limit),
             config,
             active: BTreeMap::new(),
             settled: HashMap::new(),
@@ -259,10 +130,32 @@ impl TurnLadder {
             .or_else(|| self.settled.get(turn_id))
     }
 
-    /// Whether the turn's accepted answer may still go to TTS: the check right before speaking (T6).
+    /// Whether the turn's whole answer may still go out: the check right before TTS (T6).
     pub fn may_deliver(&self, turn_id: &str) -> bool {
         self.turn(turn_id)
             .is_some_and(|record| record.status == TurnStatus::Accepted)
+    }
+
+    /// Whether sentences of the turn's answer may still go out: it committed and was neither
+    /// interrupted nor disposed since (T12).
+    pub fn may_speak(&self, turn_id: &str) -> bool {
+        self.turn(turn_id)
+            .is_some_and(|record| match record.status {
+                TurnStatus::Running => record.accepted_request_id.is_some(),
+                TurnStatus::Accepted => true,
+                TurnStatus::Cancelled | TurnStatus::Exhausted => false,
+            })
+    }
+
+    /// The conversation so far, oldest exchange first.
+    pub fn history(&self) -> impl Iterator<Item = &Exchange> {
+        self.history.exchanges()
+    }
+
+    /// Keeps only what the user heard of a turn's answer in the history (after a barge-in).
+    /// False when the turn has no exchange in the history.
+    pub fn set_heard_text(&mut self, turn_id: &str, heard: &str) -> bool {
+        self.history.set_heard(turn_id, heard)
     }
 
     /// Number of turns still running.
@@ -325,6 +218,7 @@ impl TurnLadder {
             ActiveTurn {
                 record,
                 attempt_deadline: None,
+                delivery: None,
             },
         );
         self.event(Event::TurnStarted {
@@ -335,7 +229,39 @@ impl TurnLadder {
         Ok(Started::New)
     }
 
-    /// The route of `request_id` answered (`Ok(text)`) or failed.
+    /// A streaming route produced `chunk`. The first non-blank chunk of a running attempt
+    /// commits it if the gate of T6 passes; chunks of the committed attempt go out as sentences.
+    pub fn on_attempt_chunk(&mut self, request_id: &str, chunk: &str, now: Millis) {
+        self.handle_timeout(now);
+        let Some((turn_id, index)) = parse_request_id(request_id) else {
+            return;
+        };
+        let Some(turn) = self.active.get(turn_id) else {
+            if !chunk.trim().is_empty() {
+                self.record_late_answer(turn_id, index, now);
+            }
+            return;
+        };
+        match &turn.delivery {
+            Some(delivery) if delivery.attempt_index == index => {
+                self.deliver_chunk(turn_id, chunk, now)
+            }
+            // Blank text before the first word commits nothing.
+            None if turn.is_running(index) && chunk.trim().is_empty() => {}
+            None if turn.is_running(index) => {
+                self.commit(turn_id, index, now);
+                self.deliver_chunk(turn_id, chunk, now);
+            }
+            _ => {
+                if !chunk.trim().is_empty() {
+                    self.record_late_answer(turn_id, index, now);
+                }
+            }
+        }
+    }
+
+    /// The route of `request_id` answered with its whole text (`Ok`) or failed. For the committed
+    /// attempt of a stream, a failure ends the turn as accepted with what was delivered (T12).
     pub fn on_attempt_result(
         &mut self,
         request_id: &str,
@@ -344,43 +270,76 @@ impl TurnLadder {
     ) {
         // A deadline that is due is decided first: an answer at or after it is late (T5, T6).
         self.handle_timeout(now);
-        let Some((turn_id, attempt_index)) = parse_request_id(request_id) else {
+        let Some((turn_id, index)) = parse_request_id(request_id) else {
             return;
         };
         let outcome = match outcome {
             Ok(text) if text.trim().is_empty() => Err(Failure::NoText),
             other => other,
         };
-        let is_running = self
-            .active
-            .get(turn_id)
-            .and_then(|turn| turn.record.attempts.get(attempt_index))
-            .is_some_and(|attempt| attempt.result == AttemptResult::Running);
-        if !is_running {
+        let Some(turn) = self.active.get(turn_id) else {
             if outcome.is_ok() {
-                self.record_late_answer(turn_id, attempt_index, now);
+                self.record_late_answer(turn_id, index, now);
+            }
+            return;
+        };
+        let committed_here = turn
+            .delivery
+            .as_ref()
+            .is_some_and(|delivery| delivery.attempt_index == index);
+        if committed_here {
+            return self.complete(turn_id, outcome.err(), now);
+        }
+        if turn.delivery.is_some() || !turn.is_running(index) {
+            if outcome.is_ok() {
+                self.record_late_answer(turn_id, index, now);
             }
             return;
         }
         match outcome {
-            Ok(text) => self.accept(turn_id, text, now),
-            Err(failure) => {
-                let result = if failure == Failure::Timeout {
-                    AttemptResult::Timeout
-                } else {
-                    AttemptResult::Error
-                };
-                self.finish_attempt(turn_id, result, Some(failure), now);
-                self.after_failure(turn_id, failure, now);
+            Ok(text) => {
+                self.commit(turn_id, index, now);
+                self.deliver_chunk(turn_id, &text, now);
+                self.complete(turn_id, None, now);
             }
+            Err(failure) => self.fail_attempt(turn_id, failure, now),
+        }
+    }
+
+    /// The stream of `request_id` ended. For the committed attempt this completes the turn; an
+    /// attempt whose stream ended before any text failed with `NoText`.
+    pub fn on_stream_end(&mut self, request_id: &str, now: Millis) {
+        self.handle_timeout(now);
+        let Some((turn_id, index)) = parse_request_id(request_id) else {
+            return;
+        };
+        let Some(turn) = self.active.get(turn_id) else {
+            return;
+        };
+        match &turn.delivery {
+            Some(delivery) if delivery.attempt_index == index => self.complete(turn_id, None, now),
+            None if turn.is_running(index) => self.fail_attempt(turn_id, Failure::NoText, now),
+            _ => {}
         }
     }
 
     /// Interrupts a running turn (T7): true if it was running, and then nothing more is spoken.
     pub fn interrupt(&mut self, turn_id: &str, now: Millis) -> bool {
         self.handle_timeout(now);
-        if !self.active.contains_key(turn_id) {
+        let Some(turn) = self.active.get_mut(turn_id) else {
             return false;
+        };
+        if let Some(delivery) = turn.delivery.take() {
+            if let Some(attempt) = turn.record.attempts.get_mut(delivery.attempt_index) {
+                attempt.result = AttemptResult::Running;
+            }
+            // What was delivered may have been heard; the session trims it with `set_heard_text`.
+            let exchange = Exchange {
+                turn_id: turn_id.to_owned(),
+                user: turn.record.input.clone(),
+                assistant: delivery.text.trim().to_owned(),
+            };
+            self.history.push(exchange);
         }
         self.finish_attempt(turn_id, AttemptResult::Cancelled, None, now);
         self.actions.push_back(Action::AbortTurn {
@@ -431,7 +390,17 @@ impl TurnLadder {
         let Some(turn) = self.active.get(turn_id) else {
             return;
         };
-        if now >= turn.record.deadline_at {
+        if let Some(delivery) = &turn.delivery {
+            // A committed stream that stalled: stop it and keep what was delivered (T12).
+            if now >= delivery.idle_deadline {
+                if let Some(attempt) = turn.record.attempts.get(delivery.attempt_index) {
+                    self.actions.push_back(Action::AbortAttempt {
+                        request_id: attempt.request_id.clone(),
+                    });
+                }
+                self.complete(turn_id, Some(Failure::Stalled), now);
+            }
+        } else if now >= turn.record.deadline_at {
             self.finish_attempt(turn_id, AttemptResult::Timeout, Some(Failure::Timeout), now);
             self.actions.push_back(Action::AbortTurn {
                 turn_id: turn_id.to_owned(),
@@ -447,7 +416,18 @@ impl TurnLadder {
         }
     }
 
-    /// After a failed attempt: the next rung of the ladder, or recovery (T3, T9).
+    /// The running, uncommitted attempt failed.
+    fn fail_attempt(&mut self, turn_id: &str, failure: Failure, now: Millis) {
+        let result = if failure == Failure::Timeout {
+            AttemptResult::Timeout
+        } else {
+            AttemptResult::Error
+        };
+        self.finish_attempt(turn_id, result, Some(failure), now);
+        self.after_failure(turn_id, failure, now);
+    }
+
+    /// After a failed attempt: the next rung of the ladder, or recovery (T3, T9, T11).
     fn after_failure(&mut self, turn_id: &str, failure: Failure, now: Millis) {
         if !failure.is_retryable() {
             return self.recover(turn_id, RecoveryReason::NonRetryable, now);
@@ -457,8 +437,15 @@ impl TurnLadder {
             .active
             .get(turn_id)
             .map_or(usize::MAX, |turn| turn.record.attempts.len());
-        if attempts >= self.config.max_attempts_per_turn as usize {
+        if attempts >= self.config.max_attempts_per_turn as usize
+            || self.config.fallback_policy == FallbackPolicy::None
+        {
             return self.recover(turn_id, RecoveryReason::Exhausted, now);
+        }
+        if self.config.fallback_policy == FallbackPolicy::SamePersona
+            && self.persona_of(self.route_for(attempts + 1)) != self.persona_of(0)
+        {
+            return self.recover(turn_id, RecoveryReason::Persona, now);
         }
         if !self.retry_budget.allows_retry() {
             return self.recover(turn_id, RecoveryReason::RetryBudget, now);
@@ -466,19 +453,47 @@ impl TurnLadder {
         self.start_attempt(turn_id, now);
     }
 
+    /// The route of attempt `number` (from 1): `min(number - 1, routes - 1)`.
+    fn route_for(&self, number: usize) -> usize {
+        number
+            .saturating_sub(1)
+            .min(self.config.routes.len().saturating_sub(1))
+    }
+
+    fn persona_of(&self, route: usize) -> Option<&str> {
+        self.config
+            .routes
+            .get(route)
+            .and_then(|spec| spec.persona.as_deref())
+    }
+
     fn start_attempt(&mut self, turn_id: &str, now: Millis) {
         if !self.session_budget.try_take() {
             return self.recover(turn_id, RecoveryReason::SessionBudget, now);
         }
-        let last_route = self.config.routes.len().saturating_sub(1);
-        let attempt_timeout_ms = self.config.attempt_timeout_ms;
+        let Some(number) = self
+            .active
+            .get(turn_id)
+            .map(|turn| turn.record.attempts.len() + 1)
+        else {
+            return;
+        };
+        let route = self.route_for(number);
+        let history = self
+            .config
+            .routes
+            .get(route)
+            .filter(|spec| spec.share_history)
+            .map(|_| self.history.snapshot());
+        let first_text_within = self
+            .config
+            .attempt_timeout_ms
+            .min(self.config.first_chunk_timeout_ms);
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let number = turn.record.attempts.len() + 1;
-        let route = (number - 1).min(last_route);
         let request_id = format!("{turn_id}:attempt:{number}");
-        let timeout_at = now.after(attempt_timeout_ms).min(turn.record.deadline_at);
+        let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
             request_id: request_id.clone(),
@@ -494,6 +509,7 @@ impl TurnLadder {
             request_id: request_id.clone(),
             route,
             input,
+            history,
         });
         self.event(Event::AttemptStarted {
             turn_id: turn_id.to_owned(),
@@ -532,23 +548,94 @@ impl TurnLadder {
         Some(request_id)
     }
 
-    fn accept(&mut self, turn_id: &str, text: String, now: Millis) {
-        let Some(request_id) = self.finish_attempt(turn_id, AttemptResult::Accepted, None, now)
-        else {
-            return;
-        };
-        self.retry_budget.on_success();
+    /// The attempt's first text passed the gate (T6): it is the turn's answer from now on, with
+    /// no fallback and no deadline; the running attempt stays `running` while it delivers.
+    fn commit(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
+        let idle_deadline = now.after(self.config.chunk_idle_timeout_ms);
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
+        let Some(attempt) = turn.record.attempts.get(attempt_index) else {
+            return;
+        };
+        let request_id = attempt.request_id.clone();
+        let route = attempt.route;
+        turn.attempt_deadline = None;
+        turn.record.accepted_request_id = Some(request_id.clone());
+        turn.delivery = Some(Delivery {
+            attempt_index,
+            text: String::new(),
+            splitter: SentenceSplitter::default(),
+            idle_deadline,
+        });
+        let latency_ms = now.since(turn.record.started_at);
+        self.retry_budget.on_success();
+        self.event(Event::Committed {
+            turn_id: turn_id.to_owned(),
+            request_id,
+            route,
+            at: now,
+            latency_ms,
+        });
+    }
+
+    /// Text of the committed attempt: complete sentences go out at once (T12).
+    fn deliver_chunk(&mut self, turn_id: &str, chunk: &str, now: Millis) {
+        let idle_timeout_ms = self.config.chunk_idle_timeout_ms;
+        let Some(delivery) = self
+            .active
+            .get_mut(turn_id)
+            .and_then(|turn| turn.delivery.as_mut())
+        else {
+            return;
+        };
+        delivery.text.push_str(chunk);
+        delivery.splitter.push(chunk);
+        delivery.idle_deadline = now.after(idle_timeout_ms);
+        let mut sentences = Vec::new();
+        while let Some(sentence) = delivery.splitter.next_sentence() {
+            sentences.push(sentence);
+        }
+        for text in sentences {
+            self.actions.push_back(Action::Sentence {
+                turn_id: turn_id.to_owned(),
+                text,
+            });
+        }
+    }
+
+    /// The committed answer is complete (or its stream broke or stalled): the tail sentence, the
+    /// whole text once, and the turn is accepted with what was delivered.
+    fn complete(&mut self, turn_id: &str, error: Option<Failure>, now: Millis) {
+        let Some(turn) = self.active.get_mut(turn_id) else {
+            return;
+        };
+        let Some(mut delivery) = turn.delivery.take() else {
+            return;
+        };
+        let tail = delivery.splitter.finish();
+        let text = delivery.text.trim().to_owned();
+        turn.record.accepted_text = Some(text.clone());
         let route = turn
             .record
             .attempts
-            .last()
+            .get(delivery.attempt_index)
             .map_or(0, |attempt| attempt.route);
+        let request_id = turn.record.accepted_request_id.clone().unwrap_or_default();
         let latency_ms = now.since(turn.record.started_at);
-        turn.record.accepted_request_id = Some(request_id.clone());
-        turn.record.accepted_text = Some(text.clone());
+        let exchange = Exchange {
+            turn_id: turn_id.to_owned(),
+            user: turn.record.input.clone(),
+            assistant: text.clone(),
+        };
+        if let Some(tail) = tail {
+            self.actions.push_back(Action::Sentence {
+                turn_id: turn_id.to_owned(),
+                text: tail,
+            });
+        }
+        self.finish_attempt(turn_id, AttemptResult::Accepted, error, now);
+        self.history.push(exchange);
         self.event(Event::Accepted {
             turn_id: turn_id.to_owned(),
             request_id,
@@ -599,7 +686,7 @@ impl TurnLadder {
         }
     }
 
-    /// An answer for an attempt that had already ended: kept on the record, never spoken (T6).
+    /// Text for an attempt that had already ended: kept on the record as `late`, never spoken (T6).
     fn record_late_answer(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
         let record = match self.active.get_mut(turn_id) {
             Some(turn) => &mut turn.record,
@@ -608,9 +695,14 @@ impl TurnLadder {
                 None => return,
             },
         };
+        let committed = record.accepted_request_id.clone();
         let Some(attempt) = record.attempts.get_mut(attempt_index) else {
             return;
         };
+        // The attempt that was cut off mid-delivery stays `cancelled`, whatever it still sends.
+        if committed.as_deref() == Some(attempt.request_id.as_str()) {
+            return;
+        }
         if !matches!(
             attempt.result,
             AttemptResult::Timeout | AttemptResult::Cancelled

@@ -1,7 +1,10 @@
 //! `TurnController`: the turn ladder driven by real routes, timers and `AbortController`s.
 
+use crate::core::history::Exchange;
 use crate::core::record::Failure;
-use crate::core::turn::{Action, Event, RouteSpec, StartError, Started, TurnConfig, TurnLadder};
+use crate::core::turn::{
+    Action, Event, FallbackPolicy, RouteSpec, StartError, Started, TurnConfig, TurnLadder,
+};
 use crate::web::clock::Clock;
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::glue;
@@ -24,8 +27,15 @@ struct JsRoute {
 struct Callbacks {
     on_accepted_text: Function,
     on_recovery: Function,
+    on_sentence: Option<Function>,
     on_event: Option<Function>,
 }
+
+// What `glue.watch` reports, as the `kind` of `report(id, kind, value)`.
+const RESOLVED: u8 = 0;
+const REJECTED: u8 = 1;
+const CHUNK: u8 = 2;
+const END: u8 = 3;
 
 /// Browser resources of one running turn.
 struct TurnIo {
@@ -60,10 +70,13 @@ struct Shared {
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
     waiters: Map,
     timer: Timer,
-    /// `(id, ok, value)`: a route's promise settled. Made once, shared by every attempt.
-    on_attempt_settled: Closure<dyn FnMut(u32, bool, JsValue)>,
+    /// `report(id, kind, value)` for `glue.watch`: made once, shared by every attempt. Owned by
+    /// JS (it holds only a weak reference), so a route settling after `free()` finds nothing.
+    report_attempt: Function,
     /// True while `pump` drains actions: a re-entrant call only queues, the outer pump performs.
     pumping: Cell<bool>,
+    /// True while `free()` ends the running turns: no callback runs into a dying object.
+    disposing: Cell<bool>,
 }
 
 /// Runs LLM turns so that exactly one answer, the fixed recovery text, or nothing (when
@@ -88,13 +101,22 @@ impl TurnController {
         let callbacks = Callbacks {
             on_accepted_text: options_fields.function("onAcceptedText")?,
             on_recovery: options_fields.function("onRecovery")?,
+            on_sentence: options_fields.optional_function("onSentence")?,
             on_event: options_fields.optional_function("onEvent")?,
         };
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let on_timer = weak.clone();
-            let on_settled = weak.clone();
+            let on_report = weak.clone();
+            let report = move |id: u32, kind: u8, value: JsValue| -> bool {
+                let Some(shared) = on_report.upgrade() else {
+                    return false;
+                };
+                let keep_reading = shared.on_attempt_report(id, kind, &value);
+                shared.pump();
+                keep_reading
+            };
             Shared {
                 ladder: RefCell::new(TurnLadder::new(config)),
                 route_names: routes.iter().map(|route| route.name.clone()).collect(),
@@ -109,13 +131,11 @@ impl TurnController {
                         shared.on_timer();
                     }
                 }),
-                on_attempt_settled: Closure::new(move |id: u32, ok: bool, value: JsValue| {
-                    if let Some(shared) = on_settled.upgrade() {
-                        shared.on_attempt_settled(id, ok, &value);
-                        shared.pump();
-                    }
-                }),
+                report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
+                    .into_js_value()
+                    .unchecked_into(),
                 pumping: Cell::new(false),
+                disposing: Cell::new(false),
             }
         });
         Ok(TurnController { shared })
@@ -147,6 +167,25 @@ impl TurnController {
         Ok(interrupted)
     }
 
+    /// Keeps only what the user heard of a turn's answer in the conversation history (after a
+    /// barge-in). False when the turn has no exchange in the history.
+    #[wasm_bindgen(js_name = setHeardText)]
+    pub fn set_heard_text(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<bool, JsValue> {
+        let turn_id = string_arg(&turn_id, "turnId")?;
+        let text = text
+            .as_string()
+            .ok_or_else(|| type_error("text must be a string"))?;
+        Ok(self
+            .shared
+            .ladder
+            .borrow_mut()
+            .set_heard_text(&turn_id, &text))
+    }
+
     /// The record of a running or retained turn, or `undefined`.
     #[wasm_bindgen(js_name = getTurn, unchecked_return_type = "TurnRecord | undefined")]
     pub fn get_turn(
@@ -165,6 +204,7 @@ impl TurnController {
 impl Drop for TurnController {
     /// `free()` and `Symbol.dispose`: every running turn is interrupted and its signal aborted.
     fn drop(&mut self) {
+        self.shared.disposing.set(true);
         let now = self.shared.clock.now();
         self.shared.ladder.borrow_mut().interrupt_all(now);
         self.shared.pump();
@@ -245,8 +285,22 @@ impl Shared {
                 turn_id,
                 request_id,
                 route,
+                history,
                 ..
-            } => self.start_attempt(turn_id, request_id, route),
+            } => self.start_attempt(turn_id, request_id, route, history),
+            Action::Sentence { turn_id, text } => {
+                // Checked right before each sentence leaves: not one after an interrupt (T12).
+                let may_speak = self.ladder.borrow().may_speak(&turn_id);
+                if let (Some(on_sentence), true) = (&self.callbacks.on_sentence, may_speak) {
+                    let turn_js = self.turn_strings(&turn_id, |strings| strings.turn_id.clone());
+                    self.call_back(
+                        on_sentence,
+                        "onSentence",
+                        &turn_js,
+                        &JsValue::from_str(&text),
+                    );
+                }
+            }
             Action::AbortAttempt { request_id } => {
                 let attempt_abort = self
                     .io
@@ -311,7 +365,12 @@ impl Shared {
                 glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
             }
             Action::Event(event) => {
-                if let Some(on_event) = &self.callbacks.on_event {
+                if let Some(on_event) = self
+                    .callbacks
+                    .on_event
+                    .as_ref()
+                    .filter(|_| !self.disposing.get())
+                {
                     let event_js = self.turn_strings(event_turn_id(&event), |strings| {
                         event_to_js(&event, strings, &self.route_names)
                     });
@@ -350,7 +409,20 @@ impl Shared {
     }
 
     /// Calls the route with a fresh signal chained to the turn's (T4) and watches its outcome.
-    fn start_attempt(self: &Rc<Self>, turn_id: String, request_id: String, route: usize) {
+    fn start_attempt(
+        self: &Rc<Self>,
+        turn_id: String,
+        request_id: String,
+        route: usize,
+        history: Option<Vec<Exchange>>,
+    ) {
+        let history = history.map_or(JsValue::UNDEFINED, |exchanges| {
+            let messages = Array::new();
+            for exchange in &exchanges {
+                glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
+            }
+            messages.into()
+        });
         let attempt_abort = new_abort_controller();
         let (request, id) = {
             let mut io = self.io.borrow_mut();
@@ -368,7 +440,7 @@ impl Shared {
                 &turn.strings.turn_id,
                 &turn.strings.input,
                 &AbortSignal::any(&signals),
-                &JsValue::UNDEFINED,
+                &history,
             );
             turn.strings
                 .request_ids
@@ -386,38 +458,81 @@ impl Shared {
             (request, id)
         };
         let Some(js_route) = self.routes.get(route) else {
-            return self.on_attempt_settled(id, false, &JsValue::UNDEFINED);
+            self.on_attempt_report(id, REJECTED, &JsValue::UNDEFINED);
+            return;
         };
         match js_route.generate.call1(&js_route.object, &request) {
-            Err(error) => self.on_attempt_settled(id, false, &error),
+            Err(error) => {
+                self.on_attempt_report(id, REJECTED, &error);
+            }
             Ok(value) => {
-                let on_settled = self.on_attempt_settled.as_ref().unchecked_ref();
-                if !glue::watch(&value, id, on_settled) {
-                    self.on_attempt_settled(id, true, &value);
+                if !glue::watch(&value, id, &self.report_attempt) {
+                    self.on_attempt_report(id, RESOLVED, &value);
                 }
             }
         }
     }
 
-    /// Hands an attempt's outcome to the ladder; the caller pumps.
-    fn on_attempt_settled(&self, id: u32, ok: bool, value: &JsValue) {
-        let Some(attempt) = self.io.borrow_mut().attempts.remove(&id) else {
-            return;
+    /// Hands what a route did to the ladder; the caller pumps. For a chunk, answers whether the
+    /// stream is still wanted.
+    fn on_attempt_report(&self, id: u32, kind: u8, value: &JsValue) -> bool {
+        let attempt = {
+            let io = self.io.borrow();
+            io.attempts.get(&id).map(|attempt| {
+                (
+                    attempt.request_id.clone(),
+                    attempt.turn_id.clone(),
+                    attempt.abort.is_some(),
+                )
+            })
         };
-        let outcome = if ok {
-            text_of(value)
-        } else {
-            Err(failure_from_code(glue::classify_error(value)))
+        let Some((request_id, turn_id, live)) = attempt else {
+            return false;
         };
-        if outcome.is_ok() {
-            if let Some(turn) = self.io.borrow_mut().turns.get_mut(&attempt.turn_id) {
-                turn.strings.answer = Some((attempt.request_id.clone(), value.clone()));
+        let now = self.clock.now();
+        if kind == CHUNK {
+            let Some(chunk) = value.as_string() else {
+                self.io.borrow_mut().attempts.remove(&id);
+                self.ladder
+                    .borrow_mut()
+                    .on_attempt_result(&request_id, Err(Failure::NoText), now);
+                return false;
+            };
+            self.ladder
+                .borrow_mut()
+                .on_attempt_chunk(&request_id, &chunk, now);
+            // Still wanted while the attempt runs or delivers; a late stream is only read to the
+            // first text that marks it late.
+            return live
+                && self
+                    .io
+                    .borrow()
+                    .attempts
+                    .get(&id)
+                    .is_some_and(|a| a.abort.is_some());
+        }
+        self.io.borrow_mut().attempts.remove(&id);
+        match kind {
+            END => self.ladder.borrow_mut().on_stream_end(&request_id, now),
+            RESOLVED => {
+                let outcome = text_of(value);
+                if outcome.is_ok() {
+                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
+                        turn.strings.answer = Some((request_id.clone(), value.clone()));
+                    }
+                }
+                self.ladder
+                    .borrow_mut()
+                    .on_attempt_result(&request_id, outcome, now);
+            }
+            _ => {
+                let failure = failure_from_code(glue::classify_error(value));
+                self.ladder
+                    .borrow_mut()
+                    .on_attempt_result(&request_id, Err(failure), now);
             }
         }
-        let now = self.clock.now();
-        self.ladder
-            .borrow_mut()
-            .on_attempt_result(&attempt.request_id, outcome, now);
+        false
     }
 }
 
@@ -426,6 +541,7 @@ fn event_turn_id(event: &Event) -> &str {
         Event::TurnStarted { turn_id, .. }
         | Event::AttemptStarted { turn_id, .. }
         | Event::AttemptFinished { turn_id, .. }
+        | Event::Committed { turn_id, .. }
         | Event::Accepted { turn_id, .. }
         | Event::Recovered { turn_id, .. }
         | Event::Cancelled { turn_id, .. } => turn_id,
@@ -448,12 +564,17 @@ fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>, JsValue> 
             let fields = Fields::of(&object, &path)?;
             let name = fields.string("name")?;
             let generate = fields.function("generate")?;
+            let spec = RouteSpec {
+                persona: fields.optional_string("persona")?,
+                share_history: fields.bool("shareHistory", false)?,
+                name,
+            };
             let route = JsRoute {
-                name: JsValue::from_str(&name),
+                name: JsValue::from_str(&spec.name),
                 object: object.clone(),
                 generate,
             };
-            Ok((route, RouteSpec { name }))
+            Ok((route, spec))
         })
         .collect()
 }
@@ -478,6 +599,24 @@ fn parse_config(options: &Fields, routes: &[(JsRoute, RouteSpec)]) -> Result<Tur
     config.max_input_chars = usize::try_from(max_input).unwrap_or(usize::MAX);
     let history = options.count("historyLimit", config.history_limit as u64, 1)?;
     config.history_limit = usize::try_from(history).unwrap_or(usize::MAX);
+    config.first_chunk_timeout_ms =
+        options.positive_ms("firstChunkTimeoutMs", config.attempt_timeout_ms)?;
+    config.chunk_idle_timeout_ms =
+        options.positive_ms("chunkIdleTimeoutMs", config.chunk_idle_timeout_ms)?;
+    let policy = options.get("fallbackPolicy")?;
+    if !policy.is_undefined() {
+        config.fallback_policy = match policy.as_string().as_deref() {
+            Some("any") => FallbackPolicy::Any,
+            Some("samePersona") => FallbackPolicy::SamePersona,
+            Some("none") => FallbackPolicy::None,
+            Some(_) => {
+                return Err(range_error(
+                    "options.fallbackPolicy must be \"any\", \"samePersona\" or \"none\"",
+                ))
+            }
+            None => return Err(type_error("options.fallbackPolicy must be a string")),
+        };
+    }
     let retry_budget = options.get("retryBudget")?;
     if !retry_budget.is_undefined() {
         let budget = Fields::of(&retry_budget, "options.retryBudget")?;

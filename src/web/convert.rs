@@ -49,6 +49,29 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// An optional string (absent → `None`).
+    pub(crate) fn optional_string(&self, key: &str) -> Result<Option<String>, JsValue> {
+        let value = self.get(key)?;
+        if value.is_undefined() {
+            return Ok(None);
+        }
+        value
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| type_error(&format!("{} must be a string", self.name(key))))
+    }
+
+    /// An optional boolean.
+    pub(crate) fn bool(&self, key: &str, default: bool) -> Result<bool, JsValue> {
+        let value = self.get(key)?;
+        if value.is_undefined() {
+            return Ok(default);
+        }
+        value
+            .as_bool()
+            .ok_or_else(|| type_error(&format!("{} must be a boolean", self.name(key))))
+    }
+
     /// A required function.
     pub(crate) fn function(&self, key: &str) -> Result<Function, JsValue> {
         self.get(key)?

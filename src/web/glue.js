@@ -14,6 +14,12 @@ export function requestIdOf(turnId, attemptNumber) {
   return `${turnId}:attempt:${attemptNumber}`;
 }
 
+/** Appends one exchange of the history as chat messages; an unheard answer adds no assistant message. */
+export function pushExchange(messages, user, assistant) {
+  messages.push({ role: "user", content: user });
+  if (assistant) messages.push({ role: "assistant", content: assistant });
+}
+
 export function attemptRequest(requestId, turnId, input, signal, history) {
   const request = { requestId, turnId, input, signal };
   if (history !== undefined) request.history = history;
@@ -55,6 +61,8 @@ export function turnEvent(kind, turnId, at, requestId, route, code, failure, htt
       return { type: "accepted", turnId, requestId, route, at, latencyMs: amount };
     case 4:
       return { type: "recovered", turnId, reason: REASON[code], at, latencyMs: amount };
+    case 6:
+      return { type: "committed", turnId, requestId, route, at, latencyMs: amount };
     default:
       return { type: "cancelled", turnId, at };
   }
@@ -64,16 +72,62 @@ export function callbackError(turnId, callback, at) {
   return { type: "callback_error", turnId, callback, at };
 }
 
-/** Calls `onSettled(id, true, value)` or `onSettled(id, false, error)` when a thenable settles; false for a plain value. */
-export function watch(value, id, onSettled) {
-  if (value === null || (typeof value !== "object" && typeof value !== "function") || typeof value.then !== "function") {
-    return false;
+// What `watch` reports to the shell, as the `kind` argument of `report(id, kind, value)`.
+const RESOLVED = 0;
+const REJECTED = 1;
+const CHUNK = 2;
+const END = 3;
+
+const isThenable = (value) =>
+  value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function";
+
+const isStream = (value) =>
+  value !== null && typeof value === "object" &&
+  (typeof value.getReader === "function" || typeof value[Symbol.asyncIterator] === "function");
+
+/**
+ * Follows what a route's `generate` returned: a promise of text, a stream of text (async iterable
+ * or `ReadableStream`), or a promise of a stream. Reports through `report(id, kind, value)`; for a
+ * chunk, `report` answers whether to keep reading. False when `value` is plain (not followed).
+ */
+export function watch(value, id, report) {
+  if (isStream(value)) {
+    readStream(value, id, report);
+    return true;
   }
+  if (!isThenable(value)) return false;
   Promise.resolve(value).then(
-    (result) => onSettled(id, true, result),
-    (error) => onSettled(id, false, error),
+    (result) => (isStream(result) ? readStream(result, id, report) : report(id, RESOLVED, result)),
+    (error) => report(id, REJECTED, error),
   );
   return true;
+}
+
+async function readStream(stream, id, report) {
+  const iterator = typeof stream.getReader === "function" ? readerIterator(stream) : stream[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const { done, value } = await iterator.next();
+      if (done) break;
+      if (!report(id, CHUNK, value)) {
+        // The attempt ended (timeout, interrupt, another answer): stop a stream that ignores its signal.
+        await iterator.return?.();
+        return;
+      }
+    }
+  } catch (error) {
+    report(id, REJECTED, error);
+    return;
+  }
+  report(id, END, undefined);
+}
+
+function readerIterator(stream) {
+  const reader = stream.getReader();
+  return {
+    next: () => reader.read(),
+    return: () => reader.cancel().then(() => ({ done: true, value: undefined })),
+  };
 }
 
 /** `run` promises waiting for a turn, by turn id. */

@@ -53,7 +53,9 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = callbackError)]
     pub(crate) fn callback_error(turn_id: &JsValue, callback: &str, at: f64) -> JsValue;
-    pub(crate) fn watch(value: &JsValue, id: u32, on_settled: &Function) -> bool;
+    pub(crate) fn watch(value: &JsValue, id: u32, report: &Function) -> bool;
+    #[wasm_bindgen(js_name = pushExchange)]
+    pub(crate) fn push_exchange(messages: &js_sys::Array, user: &str, assistant: &str);
     #[wasm_bindgen(js_name = waitFor)]
     pub(crate) fn wait_for(waiters: &js_sys::Map, turn_id: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = resolveWaiters)]

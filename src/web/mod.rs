@@ -9,10 +9,14 @@ pub mod controller;
 mod convert;
 mod glue;
 mod js_object;
+pub mod microphone;
 pub mod policy;
 mod report;
+pub mod routes;
 mod timer;
+pub mod transcriber;
 mod types;
 
 pub use controller::TurnController;
 pub use policy::ReconnectPolicy;
+pub use routes::{open_ai_compatible_route, ChatStreamDecoder};

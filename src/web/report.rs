@@ -156,6 +156,23 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
             0,
             *latency_ms as f64,
         ),
+        Event::Committed {
+            request_id,
+            route,
+            at,
+            latency_ms,
+            ..
+        } => glue::turn_event(
+            6,
+            turn_id,
+            at.0 as f64,
+            &strings.request_id(request_id),
+            &route_name(routes, *route),
+            -1,
+            -1,
+            0,
+            *latency_ms as f64,
+        ),
         Event::Recovered {
             reason,
             at,

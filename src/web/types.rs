@@ -12,12 +12,30 @@ export interface AttemptRequest {
   input: string;
   /** Aborts when this attempt times out, or the turn is interrupted, passes its deadline, or is disposed. */
   signal: AbortSignal;
+  /** The conversation so far (accepted exchanges, trimmed to what was heard); only for routes with `shareHistory: true`. */
+  history?: ChatMessage[];
 }
 
-/** One LLM backend. Reject with `{ status }` for HTTP failures, `{ retryable: false }` for failures a fallback cannot fix. */
+/** A message of the conversation so far, as chat APIs take it. */
+export interface ChatMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+/** A stream of answer text: an async iterable or a `ReadableStream` of strings. */
+export type TextStream = AsyncIterable<string> | ReadableStream<string>;
+
+/**
+ * One LLM backend. `generate` returns the answer text, a stream of it, or a promise of either.
+ * Reject with `{ status }` for HTTP failures, `{ retryable: false }` for failures a fallback cannot fix.
+ */
 export interface Route {
   name: string;
-  generate(request: AttemptRequest): Promise<string> | string;
+  /** The voice and character this route answers in; fallbacks across personas follow `fallbackPolicy`. */
+  persona?: string;
+  /** Whether the conversation history is sent to this route (as `request.history`). Default false. */
+  shareHistory?: boolean;
+  generate(request: AttemptRequest): string | TextStream | Promise<string | TextStream>;
 }
 
 export type TurnStatus = "running" | "accepted" | "cancelled" | "exhausted";
@@ -54,10 +72,11 @@ export type TurnEvent =
   | { type: "turn_started"; turnId: string; at: number }
   | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number }
   | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: string; durationMs: number }
+  | { type: "committed"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
   | { type: "cancelled"; turnId: string; at: number }
-  | { type: "callback_error"; turnId: string; callback: "onAcceptedText" | "onRecovery"; at: number };
+  | { type: "callback_error"; turnId: string; callback: "onAcceptedText" | "onRecovery" | "onSentence"; at: number };
 
 export interface TurnControllerOptions {
   /** The fixed text spoken when no answer can be had in time or within budget. Never generated. */
@@ -66,6 +85,8 @@ export interface TurnControllerOptions {
   onAcceptedText(turnId: string, text: string): void;
   /** Called once per exhausted turn with `recoveryText`. */
   onRecovery(turnId: string, text: string): void;
+  /** Complete sentences of the accepted answer, in order, as they stream. Never one after an interrupt. */
+  onSentence?(turnId: string, sentence: string): void;
   /** Every transition, for logs and metrics. */
   onEvent?(event: TurnEvent): void;
   /** Time from the start of a turn to recovery when nothing was accepted. Default 12000. */
@@ -80,8 +101,14 @@ export interface TurnControllerOptions {
   maxInputChars?: number;
   /** Settled turn records kept. Default 1000. */
   historyLimit?: number;
-  /** Retry throttling across turns (gRPC style): fallbacks only while tokens > maxTokens / 2. Defaults 10 and 0.1. */
+  /** Retry throttling across turns (gRPC style): fallbacks only while tokens > maxTokens / 2. Defaults 10 and 1. */
   retryBudget?: { maxTokens?: number; tokenRatio?: number };
+  /** Which fallbacks are automatic: any route, only one with the first route's persona, or none. Default "any". */
+  fallbackPolicy?: "any" | "samePersona" | "none";
+  /** Time from an attempt's start to its first text (the commit). Default: attemptTimeoutMs. */
+  firstChunkTimeoutMs?: number;
+  /** After the commit, a stream silent this long ends the turn with what was delivered. Default 5000. */
+  chunkIdleTimeoutMs?: number;
 }
 "#;
 
@@ -114,5 +141,22 @@ export interface ReconnectDecision {
   action: ReconnectAction;
   delayMs: number;
   reason: ReconnectReason;
+}
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const ROUTE_TYPES: &str = r#"
+export interface OpenAiCompatibleRouteOptions {
+  name: string;
+  /** The chat-completions URL: normally your backend's proxy, which holds the provider key. */
+  url: string;
+  model: string;
+  /** Extra request headers (e.g. your own session token). Never logged or recorded. */
+  headers?: Record<string, string>;
+  systemPrompt?: string;
+  persona?: string;
+  shareHistory?: boolean;
+  /** Extra body fields (temperature, max_tokens, …); `model`, `messages` and `stream` are set by the route. */
+  body?: Record<string, unknown>;
 }
 "#;

@@ -396,7 +396,7 @@ const scenarios = {
     assertEq(controller.getTurn("t2"), undefined, "and the next");
     assertEq(controller.getTurn("t5").status, "accepted", "the newest is kept");
     const firstTurn = events.filter((e) => e.turnId === "t1").map((e) => e.type);
-    assertEq(firstTurn, ["turn_started", "attempt_started", "attempt_finished", "accepted"], "event sequence");
+    assertEq(firstTurn, ["turn_started", "attempt_started", "committed", "attempt_finished", "accepted"], "event sequence");
     const text = JSON.stringify(events);
     assert(!text.includes("secret"), "no input or answer text in events");
     const record = controller.getTurn("t5");

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use turnguard::core::history::Exchange;
 use turnguard::core::record::{Failure, TurnRecord};
 use turnguard::core::time::Millis;
 use turnguard::core::turn::{Action, Event, RouteSpec, TurnConfig, TurnLadder};
@@ -13,8 +14,19 @@ use turnguard::core::turn::{Action, Event, RouteSpec, TurnConfig, TurnLadder};
 pub enum Reply {
     /// Answers (or fails) this many milliseconds after the call, whatever its signal says.
     After(u64, Result<String, Failure>),
+    /// Streams: each chunk at its time after the call, then the end (`Ok`) or a failure at its
+    /// time, or no end at all (`None`: the stream stalls).
+    Stream(Vec<(u64, String)>, Option<(u64, Result<(), Failure>)>),
     /// Never answers.
     Never,
+}
+
+/// Something a route does at a point in time.
+#[derive(Clone, Debug)]
+enum RouteInput {
+    Result(Result<String, Failure>),
+    Chunk(String),
+    End,
 }
 
 pub fn ok(ms: u64, text: &str) -> Reply {
@@ -23,6 +35,17 @@ pub fn ok(ms: u64, text: &str) -> Reply {
 
 pub fn fail(ms: u64, failure: Failure) -> Reply {
     Reply::After(ms, Err(failure))
+}
+
+/// A stream of `chunks`, one every `every_ms`, ending `every_ms` after the last.
+pub fn stream(every_ms: u64, chunks: &[&str]) -> Reply {
+    let timed = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| ((i as u64 + 1) * every_ms, (*chunk).to_owned()))
+        .collect::<Vec<_>>();
+    let end = (chunks.len() as u64 + 1) * every_ms;
+    Reply::Stream(timed, Some((end, Ok(()))))
 }
 
 /// What reached TTS.
@@ -39,6 +62,7 @@ pub struct Call {
     pub turn_id: String,
     pub route: usize,
     pub at: Millis,
+    pub history: Option<Vec<Exchange>>,
 }
 
 pub struct Sim {
@@ -48,21 +72,18 @@ pub struct Sim {
     pub calls: Vec<Call>,
     pub settled: Vec<TurnRecord>,
     pub events: Vec<Event>,
+    /// Sentences handed to TTS, with their turn, when `may_speak` allowed them.
+    pub sentences: Vec<(String, String)>,
     pub aborted_attempts: Vec<String>,
     pub aborted_turns: Vec<String>,
     /// Route replies due, by time, in arrival order.
-    pending: BTreeMap<(Millis, u64), (String, Result<String, Failure>)>,
+    pending: BTreeMap<(Millis, u64), (String, RouteInput)>,
     sequence: u64,
     script: Box<dyn FnMut(&Call) -> Reply>,
 }
 
 pub fn routes(names: &[&str]) -> Vec<RouteSpec> {
-    names
-        .iter()
-        .map(|name| RouteSpec {
-            name: (*name).to_owned(),
-        })
-        .collect()
+    names.iter().map(|name| RouteSpec::named(*name)).collect()
 }
 
 pub const RECOVERY: &str = "Sorry, could you say that again?";
@@ -76,6 +97,7 @@ impl Sim {
             calls: Vec::new(),
             settled: Vec::new(),
             events: Vec::new(),
+            sentences: Vec::new(),
             aborted_attempts: Vec::new(),
             aborted_turns: Vec::new(),
             pending: BTreeMap::new(),
@@ -113,6 +135,7 @@ impl Sim {
                     turn_id,
                     request_id,
                     route,
+                    history,
                     ..
                 } => {
                     let call = Call {
@@ -120,13 +143,34 @@ impl Sim {
                         turn_id,
                         route,
                         at: self.now,
+                        history,
                     };
                     let reply = (self.script)(&call);
                     self.calls.push(call);
-                    if let Reply::After(ms, outcome) = reply {
-                        self.sequence += 1;
-                        self.pending
-                            .insert((self.now.after(ms), self.sequence), (request_id, outcome));
+                    match reply {
+                        Reply::After(ms, outcome) => {
+                            self.schedule(ms, &request_id, RouteInput::Result(outcome))
+                        }
+                        Reply::Stream(chunks, end) => {
+                            for (ms, chunk) in chunks {
+                                self.schedule(ms, &request_id, RouteInput::Chunk(chunk));
+                            }
+                            match end {
+                                Some((ms, Ok(()))) => {
+                                    self.schedule(ms, &request_id, RouteInput::End)
+                                }
+                                Some((ms, Err(failure))) => {
+                                    self.schedule(ms, &request_id, RouteInput::Result(Err(failure)))
+                                }
+                                None => {}
+                            }
+                        }
+                        Reply::Never => {}
+                    }
+                }
+                Action::Sentence { turn_id, text } => {
+                    if self.ladder.may_speak(&turn_id) {
+                        self.sentences.push((turn_id, text));
                     }
                 }
                 Action::AbortAttempt { request_id } => self.aborted_attempts.push(request_id),
@@ -147,6 +191,14 @@ impl Sim {
         }
     }
 
+    fn schedule(&mut self, after_ms: u64, request_id: &str, input: RouteInput) {
+        self.sequence += 1;
+        self.pending.insert(
+            (self.now.after(after_ms), self.sequence),
+            (request_id.to_owned(), input),
+        );
+    }
+
     /// Jumps to the next due reply or timer and handles it; false when nothing is left.
     pub fn step(&mut self) -> bool {
         let next_reply = self.pending.keys().next().map(|(at, _)| *at);
@@ -158,9 +210,17 @@ impl Sim {
         };
         self.now = self.now.max(next);
         if next_reply == Some(next) {
-            if let Some(((_, _), (request_id, outcome))) = self.pending.pop_first() {
-                self.ladder
-                    .on_attempt_result(&request_id, outcome, self.now);
+            if let Some(((_, _), (request_id, input))) = self.pending.pop_first() {
+                match input {
+                    RouteInput::Result(outcome) => {
+                        self.ladder
+                            .on_attempt_result(&request_id, outcome, self.now)
+                    }
+                    RouteInput::Chunk(chunk) => {
+                        self.ladder.on_attempt_chunk(&request_id, &chunk, self.now)
+                    }
+                    RouteInput::End => self.ladder.on_stream_end(&request_id, self.now),
+                }
             }
         } else {
             self.ladder.handle_timeout(self.now);

@@ -48,3 +48,8 @@ pub async fn expect_scenario(name: &str, scenario: impl Future<Output = Result<J
         panic!("{name}: {message}");
     }
 }
+
+/// The dev stack the suites talk to (scripts/test.sh starts it and sets the variable).
+pub fn devstack_url() -> &'static str {
+    option_env!("TURNGUARD_DEVSTACK_URL").unwrap_or("http://127.0.0.1:47831")
+}

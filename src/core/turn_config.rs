@@ -1,0 +1,141 @@
+//! How a turn ladder is configured, and what starting a turn can answer.
+
+use crate::core::budget::RetryBudget;
+use std::fmt;
+
+/// What the ladder knows about a route. The shell keeps the callable part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteSpec {
+    /// Shown in records and events.
+    pub name: String,
+    /// The voice and character this route answers in; `None` is a persona of its own (T11).
+    pub persona: Option<String>,
+    /// Whether the conversation history may be sent to this route (T11).
+    pub share_history: bool,
+}
+
+impl RouteSpec {
+    /// A route with no declared persona that gets no history.
+    pub fn named(name: impl Into<String>) -> Self {
+        RouteSpec {
+            name: name.into(),
+            persona: None,
+            share_history: false,
+        }
+    }
+}
+
+/// Which fallbacks the ladder may take on its own (T11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FallbackPolicy {
+    /// Any route may answer after a retryable failure.
+    #[default]
+    Any,
+    /// Only a route with the first route's persona; otherwise recovery with reason `persona`.
+    SamePersona,
+    /// No automatic second attempt at all (purchases, bookings, settings changes).
+    None,
+}
+
+/// Limits and texts of one controller. [`TurnConfig::new`] fills in the defaults.
+#[derive(Clone, Debug)]
+pub struct TurnConfig {
+    /// Routes in ladder order: attempt `n` uses route `min(n - 1, len - 1)`.
+    pub routes: Vec<RouteSpec>,
+    /// How long a turn may take before the recovery text is used (T5).
+    pub turn_deadline_ms: u64,
+    /// How long one attempt may take (T4); capped by the time left to the deadline.
+    pub attempt_timeout_ms: u64,
+    /// The fixed text spoken when no answer can be had (T8).
+    pub recovery_text: String,
+    /// Attempts per turn, the first included (T3).
+    pub max_attempts_per_turn: u32,
+    /// Attempts per session, `None` for no cap (T9).
+    pub max_attempts_per_session: Option<u32>,
+    /// Longest input accepted, in Unicode scalar values (T9).
+    pub max_input_chars: usize,
+    /// Settled records kept for `getTurn` and idempotent `run` (T10).
+    pub history_limit: usize,
+    /// Retry budget bucket size (T9).
+    pub retry_max_tokens: f64,
+    /// Retry budget refill per accepted answer (T9).
+    pub retry_token_ratio: f64,
+    /// Which fallbacks are allowed (T11).
+    pub fallback_policy: FallbackPolicy,
+    /// How long an attempt may take to produce its first text, from its start (T12).
+    pub first_chunk_timeout_ms: u64,
+    /// How long a committed stream may go without a chunk before it is ended (T12).
+    pub chunk_idle_timeout_ms: u64,
+}
+
+impl TurnConfig {
+    /// Default turn deadline.
+    pub const DEFAULT_TURN_DEADLINE_MS: u64 = 12_000;
+    /// Default attempt timeout.
+    pub const DEFAULT_ATTEMPT_TIMEOUT_MS: u64 = 6_000;
+    /// Default attempts per turn: the primary and one fallback.
+    pub const DEFAULT_MAX_ATTEMPTS_PER_TURN: u32 = 2;
+    /// Default input limit.
+    pub const DEFAULT_MAX_INPUT_CHARS: usize = 4_000;
+    /// Default number of settled records kept.
+    pub const DEFAULT_HISTORY_LIMIT: usize = 1_000;
+    /// Default idle time that ends a committed stream.
+    pub const DEFAULT_CHUNK_IDLE_TIMEOUT_MS: u64 = 5_000;
+
+    /// A configuration with the default limits.
+    pub fn new(routes: Vec<RouteSpec>, recovery_text: impl Into<String>) -> Self {
+        TurnConfig {
+            routes,
+            turn_deadline_ms: Self::DEFAULT_TURN_DEADLINE_MS,
+            attempt_timeout_ms: Self::DEFAULT_ATTEMPT_TIMEOUT_MS,
+            recovery_text: recovery_text.into(),
+            max_attempts_per_turn: Self::DEFAULT_MAX_ATTEMPTS_PER_TURN,
+            max_attempts_per_session: None,
+            max_input_chars: Self::DEFAULT_MAX_INPUT_CHARS,
+            history_limit: Self::DEFAULT_HISTORY_LIMIT,
+            retry_max_tokens: RetryBudget::DEFAULT_MAX_TOKENS,
+            retry_token_ratio: RetryBudget::DEFAULT_TOKEN_RATIO,
+            fallback_policy: FallbackPolicy::Any,
+            first_chunk_timeout_ms: Self::DEFAULT_ATTEMPT_TIMEOUT_MS,
+            chunk_idle_timeout_ms: Self::DEFAULT_CHUNK_IDLE_TIMEOUT_MS,
+        }
+    }
+}
+
+/// Why `start_turn` refused a turn. Nothing was started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The turn id is empty.
+    EmptyTurnId,
+    /// The input is empty or only white space.
+    EmptyInput,
+    /// The input is longer than `max_input_chars`.
+    InputTooLong {
+        /// Its length in Unicode scalar values.
+        chars: usize,
+        /// The configured limit.
+        max: usize,
+    },
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::EmptyTurnId => f.write_str("turnId must not be empty"),
+            StartError::EmptyInput => f.write_str("input must not be empty"),
+            StartError::InputTooLong { chars, max } => {
+                write!(f, "input is {chars} characters, over maxInputChars ({max})")
+            }
+        }
+    }
+}
+
+/// What `start_turn` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    /// A new turn began.
+    New,
+    /// The id names a running or retained turn: nothing new began (T2).
+    Existing,
+}

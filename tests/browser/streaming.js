@@ -1,0 +1,255 @@
+// Streaming routes against the dev stack's mock OpenAI-compatible server: real fetch, real SSE
+// bytes, real AbortSignals. `make(routes, options)` is `new TurnController`, `chatRoute(options)`
+// is `openAiCompatibleRoute`, `base` the dev stack's URL.
+
+import { assert, assertEq, sleep } from "./support.js";
+
+const RECOVERY = "Sorry, could you say that again?";
+
+/** A TTS recorder that also keeps sentences. */
+function listener() {
+  const heard = { sentences: [], answers: [], recoveries: [] };
+  return {
+    heard,
+    onSentence: (turnId, sentence) => heard.sentences.push(sentence),
+    onAcceptedText: (turnId, text) => heard.answers.push(text),
+    onRecovery: (turnId, text) => heard.recoveries.push(text),
+  };
+}
+
+/** Wraps a route to count its calls. */
+function counted(route) {
+  const wrapped = { ...route, calls: 0 };
+  wrapped.generate = (request) => {
+    wrapped.calls += 1;
+    return route.generate(request);
+  };
+  return wrapped;
+}
+
+async function stats(base) {
+  return (await fetch(`${base}/__stats`, { cache: "no-store" })).json();
+}
+
+const llm = (base, scenario, query = "") => `${base}/llm/${scenario}/v1/chat/completions${query}`;
+
+const scenarios = {
+  async normalStreamGivesOneAnswerAndItsSentencesInOrder(make, chatRoute, base) {
+    const tts = listener();
+    const controller = make([chatRoute({ name: "primary", url: llm(base, "ok"), model: "m" })], {
+      recoveryText: RECOVERY, ...tts,
+    });
+    const record = await controller.run("s1", "tell me a story");
+    assertEq(record.status, "accepted", "status");
+    assert(record.acceptedText.startsWith("You said: tell me a story"), `answer: ${record.acceptedText}`);
+    assertEq(tts.heard.answers, [record.acceptedText], "onAcceptedText once with the full text");
+    assert(tts.heard.sentences.length >= 3, `several sentences (${tts.heard.sentences.length})`);
+    assertEq(tts.heard.sentences.join(" "), record.acceptedText, "the sentences cover the answer in order");
+    controller.free();
+  },
+
+  async commentsAndSplitEventsDecodeExactly(make, chatRoute, base) {
+    const tts = listener();
+    const controller = make([chatRoute({ name: "primary", url: llm(base, "comments"), model: "m" })], {
+      recoveryText: RECOVERY, ...tts,
+    });
+    const record = await controller.run("s2", "unicode please");
+    assertEq(record.status, "accepted", "status");
+    for (const piece of ["Café crème", "日本語", "🙂"]) {
+      assert(record.acceptedText.includes(piece), `"${piece}" survives splits inside UTF-8 characters`);
+    }
+    assert(!record.acceptedText.includes("\uFFFD"), "no replacement characters");
+    assertEq(tts.heard.sentences.join(" "), record.acceptedText, "sentences cover the answer");
+    controller.free();
+  },
+
+  async serverErrorFallsBack(make, chatRoute, base) {
+    const tts = listener();
+    const controller = make([
+      chatRoute({ name: "primary", url: llm(base, "http500"), model: "m" }),
+      chatRoute({ name: "fallback", url: llm(base, "ok"), model: "m" }),
+    ], { recoveryText: RECOVERY, ...tts });
+    const record = await controller.run("s3", "hello");
+    assertEq(record.attempts.map((a) => [a.route, a.result, a.error]), [
+      ["primary", "error", "http_500"], ["fallback", "accepted", undefined],
+    ], "attempts");
+    assertEq(tts.heard.answers.length, 1, "one answer");
+    controller.free();
+  },
+
+  async unauthorizedGoesStraightToRecovery(make, chatRoute, base) {
+    const tts = listener();
+    const fallback = counted(chatRoute({ name: "fallback", url: llm(base, "ok"), model: "m" }));
+    const controller = make([chatRoute({ name: "primary", url: llm(base, "http401"), model: "m" }), fallback], {
+      recoveryText: RECOVERY, ...tts,
+    });
+    const record = await controller.run("s4", "hello");
+    assertEq([record.status, record.recoveryReason], ["exhausted", "non_retryable"], "recovery");
+    assertEq(fallback.calls, 0, "no fallback after a 401");
+    assertEq(tts.heard.recoveries, [RECOVERY], "one recovery");
+    assertEq(tts.heard.sentences, [], "no sentences");
+    controller.free();
+  },
+
+  async noFirstChunkTimesOutThenFallsBack(make, chatRoute, base) {
+    const tts = listener();
+    const controller = make([
+      chatRoute({ name: "primary", url: llm(base, "no_first_chunk"), model: "m" }),
+      chatRoute({ name: "fallback", url: llm(base, "ok"), model: "m" }),
+    ], { recoveryText: RECOVERY, firstChunkTimeoutMs: 300, attemptTimeoutMs: 3000, ...tts });
+    const record = await controller.run("s5", "hello");
+    assertEq(record.attempts.map((a) => [a.route, a.error || a.result]), [
+      ["primary", "timeout"], ["fallback", "accepted"],
+    ], "attempts");
+    controller.free();
+  },
+
+  async stallAfterCommitKeepsWhatWasDeliveredWithoutFallback(make, chatRoute, base) {
+    const tts = listener();
+    const fallback = counted(chatRoute({ name: "fallback", url: llm(base, "ok"), model: "m" }));
+    const controller = make([chatRoute({ name: "primary", url: llm(base, "stall_after", "?after=9"), model: "m" }), fallback], {
+      recoveryText: RECOVERY, chunkIdleTimeoutMs: 300, ...tts,
+    });
+    const record = await controller.run("s6", "hello");
+    assertEq(record.status, "accepted", "accepted with what was delivered");
+    assertEq(record.attempts.map((a) => [a.result, a.error]), [["accepted", "stalled"]], "one stalled attempt");
+    assert(record.acceptedText.length > 0 && record.acceptedText.startsWith("You said"), "partial text kept");
+    assertEq(fallback.calls, 0, "no fallback after the commit");
+    assertEq(tts.heard.answers, [record.acceptedText], "onAcceptedText with the delivered text");
+    controller.free();
+  },
+
+  async interruptMidStreamStopsSentencesAndAbortsTheRequest(make, chatRoute, base) {
+    const before = (await stats(base)).llm.scenarios.slow?.aborted ?? 0;
+    const tts = listener();
+    let controller;
+    let sentencesAtInterrupt = -1;
+    const firstSentence = new Promise((resolve) => {
+      tts.onSentence = (turnId, sentence) => {
+        tts.heard.sentences.push(sentence);
+        resolve();
+      };
+    });
+    controller = make([chatRoute({ name: "primary", url: llm(base, "slow", "?tokenMs=40"), model: "m" })], {
+      recoveryText: RECOVERY, ...tts,
+    });
+    const pending = controller.run("s7", "hello");
+    await firstSentence;
+    assertEq(controller.interrupt("s7"), true, "interrupted mid-stream");
+    sentencesAtInterrupt = tts.heard.sentences.length;
+    const record = await pending;
+    await sleep(600);
+    assertEq(tts.heard.sentences.length, sentencesAtInterrupt, "not one more sentence");
+    assertEq(tts.heard.answers, [], "no onAcceptedText");
+    assertEq(record.status, "cancelled", "status");
+    assertEq(record.acceptedRequestId, "s7:attempt:1", "names the attempt that was cut off");
+    let aborted = before;
+    for (let i = 0; i < 40 && aborted === before; i++) {
+      await sleep(50);
+      aborted = (await stats(base)).llm.scenarios.slow?.aborted ?? 0;
+    }
+    assert(aborted > before, "the server saw the request aborted");
+    controller.free();
+  },
+
+  async garbageYieldsNoTextAndFallsBack(make, chatRoute, base) {
+    const tts = listener();
+    const controller = make([
+      chatRoute({ name: "primary", url: llm(base, "garbage"), model: "m" }),
+      chatRoute({ name: "fallback", url: llm(base, "ok"), model: "m" }),
+    ], { recoveryText: RECOVERY, ...tts });
+    const record = await controller.run("s8", "hello");
+    assertEq(record.attempts.map((a) => a.error || a.result), ["no_text", "accepted"], "attempts");
+    controller.free();
+  },
+
+  async requestBodiesCarryModelPromptAndHistoryOnlyWhereShared(make, chatRoute, base) {
+    const tag = `m-${Math.floor(Math.random() * 1e9)}`;
+    const okPrimary = chatRoute({ name: "primary", url: llm(base, "ok"), model: `${tag}-primary`, systemPrompt: "Be brief." });
+    const failingPrimary = chatRoute({ name: "primary", url: llm(base, "http500"), model: `${tag}-primary`, systemPrompt: "Be brief." });
+    const primary = { name: "primary", generate: (r) => (r.turnId === "b2" ? failingPrimary : okPrimary).generate(r) };
+    const fallback = chatRoute({
+      name: "fallback", url: llm(base, "ok"), model: `${tag}-fallback`, shareHistory: true,
+      headers: { authorization: "Bearer app-session-token" }, body: { temperature: 0.2 },
+    });
+    const controller = make([primary, fallback], { recoveryText: RECOVERY, onAcceptedText() {}, onRecovery() {} });
+    const first = await controller.run("b1", "first question");
+    const second = await controller.run("b2", "second question");
+    assertEq(second.attempts.map((a) => a.route), ["primary", "fallback"], "the second turn falls back");
+    const recent = (await stats(base)).llm.recent.filter((r) => String(r.model).startsWith(tag));
+    const bodies = recent.map((r) => (typeof r.body === "string" ? JSON.parse(r.body) : r.body));
+    assertEq(bodies.length, 3, "three requests");
+    for (const body of bodies) assertEq(body.stream, true, "stream: true");
+    const [b1, b2primary, b2fallback] = bodies;
+    assertEq(b1.model, `${tag}-primary`, "model");
+    assertEq(b1.messages, [{ role: "system", content: "Be brief." }, { role: "user", content: "first question" }], "turn 1 messages");
+    assertEq(b2primary.messages.length, 2, "the primary never gets history");
+    assertEq(b2fallback.model, `${tag}-fallback`, "fallback model");
+    assertEq(b2fallback.temperature, 0.2, "extra body fields");
+    assertEq(b2fallback.messages, [
+      { role: "user", content: "first question" },
+      { role: "assistant", content: first.acceptedText },
+      { role: "user", content: "second question" },
+    ], "the fallback gets the history");
+    assertEq(recent[2].authorization, true, "custom headers are sent");
+    controller.free();
+  },
+
+  async badRouteOptionsThrowNamedErrors(make, chatRoute) {
+    const cases = [
+      [{ url: "/x", model: "m" }, TypeError, /options\.name/],
+      [{ name: "a", model: "m" }, TypeError, /options\.url/],
+      [{ name: "a", url: "/x" }, TypeError, /options\.model/],
+      [{ name: "a", url: "/x", model: "m", headers: "x" }, TypeError, /options\.headers/],
+      [{ name: "a", url: "/x", model: "m", shareHistory: "yes" }, TypeError, /options\.shareHistory/],
+      [null, TypeError, /options/],
+    ];
+    for (const [options, type, pattern] of cases) {
+      let caught;
+      try {
+        chatRoute(options);
+      } catch (error) {
+        caught = error;
+      }
+      assert(caught instanceof type && pattern.test(caught.message), `${JSON.stringify(options)} → ${caught}`);
+    }
+    const bad = { name: "x", generate: () => "x" };
+    let caught;
+    try {
+      make([bad], { recoveryText: "r", onAcceptedText() {}, onRecovery() {}, fallbackPolicy: "sometimes" });
+    } catch (error) {
+      caught = error;
+    }
+    assert(caught instanceof RangeError && /fallbackPolicy/.test(caught.message), `fallbackPolicy → ${caught}`);
+  },
+
+  async asyncIterableRoutesStreamAndFallbackPoliciesApply(make) {
+    const tts = listener();
+    async function* words() {
+      yield "Streaming ";
+      yield "works. ";
+      yield "Second sentence";
+    }
+    const streaming = make([{ name: "gen", generate: () => words() }], { recoveryText: RECOVERY, ...tts });
+    const record = await streaming.run("g1", "hi");
+    assertEq(tts.heard.sentences, ["Streaming works.", "Second sentence"], "sentences from an async iterable");
+    assertEq(record.acceptedText, "Streaming works. Second sentence", "full text");
+    streaming.free();
+
+    const failing = { name: "primary", persona: "ava", generate: () => Promise.reject({ status: 503 }) };
+    const other = { name: "fallback", persona: "max", generate: () => "hi" };
+    const guarded = make([failing, other], { recoveryText: RECOVERY, fallbackPolicy: "samePersona", ...tts });
+    assertEq((await guarded.run("p1", "hi")).recoveryReason, "persona", "samePersona refuses another persona");
+    guarded.free();
+    const none = make([failing, { ...other, persona: "ava" }], { recoveryText: RECOVERY, fallbackPolicy: "none", ...tts });
+    const noneRecord = await none.run("p2", "hi");
+    assertEq([noneRecord.attempts.length, noneRecord.recoveryReason], [1, "exhausted"], "none: no fallback at all");
+    none.free();
+  },
+};
+
+export async function runScenario(name, make, chatRoute, base) {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`no scenario named ${name}`);
+  await scenario(make, chatRoute, base);
+}
