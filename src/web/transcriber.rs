@@ -1,0 +1,1 @@
+//! Live transcription (rules L1–L6): not landed yet.
