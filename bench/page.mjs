@@ -1,7 +1,7 @@
 // Runs in the bench page: the same workloads through turnguard and through the plain JS ladder,
 // interleaved in rounds so that both see the same page, JIT state and machine load.
 
-import init, { TurnController } from "/pkg/turnguard.js";
+import init, { TurnController, openAiCompatibleRoute } from "/pkg/turnguard.js";
 import { PlainTurnController } from "/bench/plain_ladder.mjs";
 
 const TURNS = 5000;
@@ -36,6 +36,60 @@ async function sequentialTurns(Controller) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+/**
+ * A 60-token answer streamed at 25 ms per token by the mock LLM: when does the first sentence
+ * reach `onSentence`, against the arrival of the chunk that completed it, and against the end?
+ */
+async function streamingLatency() {
+  const timeline = [];
+  const route = openAiCompatibleRoute({
+    name: "primary",
+    url: "/llm/slow/v1/chat/completions?tokens=60&tokenMs=25",
+    model: "bench",
+  });
+  // Timestamps each chunk as the ladder receives it.
+  const timed = {
+    name: route.name,
+    async generate(request) {
+      const stream = await route.generate(request);
+      return (async function* () {
+        for await (const chunk of stream) {
+          timeline.push({ kind: "chunk", at: performance.now() });
+          yield chunk;
+        }
+      })();
+    },
+  };
+  let firstSentenceAt;
+  let firstSentenceLag;
+  const controller = new TurnController([timed], {
+    recoveryText: "Sorry?",
+    turnDeadlineMs: 20_000,
+    attemptTimeoutMs: 10_000,
+    onSentence: () => {
+      const at = performance.now();
+      if (firstSentenceAt === undefined) {
+        firstSentenceAt = at;
+        const lastChunk = timeline.filter((entry) => entry.kind === "chunk").at(-1);
+        firstSentenceLag = at - lastChunk.at;
+      }
+    },
+    onAcceptedText: () => {},
+    onRecovery: () => {},
+  });
+  const started = performance.now();
+  const record = await controller.run("stream-1", "time the first sentence");
+  const finished = performance.now();
+  controller.free();
+  if (record.status !== "accepted") throw new Error(`the streamed turn ended ${record.status}`);
+  return {
+    chunks: timeline.length,
+    firstSentenceMs: firstSentenceAt - started,
+    fullAnswerMs: finished - started,
+    firstSentenceLagMs: firstSentenceLag,
+  };
+}
+
 export async function runBench() {
   await init();
   // Warm both up so the JIT has seen each path.
@@ -47,7 +101,9 @@ export async function runBench() {
     turnguard.push(await sequentialTurns(TurnController));
     plain.push(await sequentialTurns(PlainTurnController));
   }
+  const streaming = await streamingLatency();
   return {
+    streaming,
     turns: TURNS,
     rounds: ROUNDS,
     turnguardMsPerTurn: median(turnguard),

@@ -17,6 +17,9 @@ try {
   console.log(`bench: turnguard ${us(result.turnguardMsPerTurn)} per turn`);
   console.log(`bench: plain JS  ${us(result.plainMsPerTurn)} per turn`);
   console.log(`bench: ratio turnguard / plain JS = ${result.ratio.toFixed(2)}`);
+  const s = result.streaming;
+  console.log(`bench: streamed answer, ${s.chunks} chunks at 25 ms: first sentence at ${s.firstSentenceMs.toFixed(0)} ms, full answer at ${s.fullAnswerMs.toFixed(0)} ms`);
+  console.log(`bench: first sentence reached onSentence ${s.firstSentenceLagMs.toFixed(2)} ms after the chunk that completed it`);
 } finally {
   await e2e.close();
 }

@@ -90,7 +90,7 @@ test("primary ok: its answer is spoken and the record is accepted", async () => 
   assert.match(shown.spokenLabel, /primary/);
   assert.match(shown.spokenText, /^You said: Is it raining in Lyon\b/);
   assert.deepEqual(shown.attempts.map((a) => `${a.route}:${a.result}`), ["primary:accepted"]);
-  assert.deepEqual(shown.events, ["turn_started", "attempt_started", "attempt_finished", "accepted"]);
+  assert.deepEqual(shown.events, ["turn_started", "attempt_started", "committed", "attempt_finished", "accepted"]);
   assert.deepEqual(llmRequests(), { ok: 1 });
   assert.deepEqual(unexpectedErrors(), []);
 });
