@@ -309,7 +309,9 @@ impl ReconnectPolicy {
     /// defaults, re-provisions due at 0 and 1 000 allow a third due at 300 000, not at 299 999.
     fn reprovision_for_dead_session(&mut self, now: Millis) -> Decision {
         self.forget_old_reprovisions(now);
-        let delay_ms = self.backoff.next_delay();
+        // Drawn on a copy: a stop takes no backoff step, so `backoff_attempt` counts real waits.
+        let mut backoff = self.backoff.clone();
+        let delay_ms = backoff.next_delay();
         let due = now.after(delay_ms);
         let window_ms = self.config.reprovision_window_ms;
         // A due time later than `due` (possible only when the caller's times jump about) counts
@@ -324,6 +326,7 @@ impl ReconnectPolicy {
         if in_window >= allowed {
             return self.stop(ReconnectReason::ReprovisionLimit);
         }
+        self.backoff = backoff;
         self.reprovisions_due.push_back(due);
         Decision {
             action: ReconnectAction::Reprovision,

@@ -21,6 +21,7 @@ const scenarios = {
       ["reprovision", "session_dead"],
       ["stop", "reprovision_limit"],
     ], "decisions");
+    assertEq(policy.backoffAttempt, 2, "the stop took no backoff step");
     assertEq(policy.onClose(1006, now + 10).action, "stop", "a stop is final");
   },
 
