@@ -5,6 +5,7 @@ pub mod backoff;
 pub mod budget;
 pub mod gladia;
 pub mod history;
+pub(crate) mod json;
 pub mod reconnect;
 pub mod record;
 pub mod sentences;

@@ -2,10 +2,9 @@
 
 use crate::core::history::Exchange;
 use crate::core::record::Failure;
-use crate::core::turn::{
-    Action, Event, FallbackPolicy, RouteSpec, StartError, Started, TurnConfig, TurnLadder,
-};
+use crate::core::turn::{Action, Event, StartError, Started, TurnLadder};
 use crate::web::clock::Clock;
+use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::glue;
 use crate::web::report::{event_to_js, failure_from_code, record_to_js, TurnStrings};
@@ -16,13 +15,6 @@ use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, AbortSignal, DomException};
-
-/// A route as JS gave it: the object (the `this` of `generate`), its `generate`, its name.
-struct JsRoute {
-    object: JsValue,
-    generate: Function,
-    name: JsValue,
-}
 
 struct Callbacks {
     on_accepted_text: Function,
@@ -330,12 +322,15 @@ impl Shared {
             }
             Action::Deliver { turn_id, text } => {
                 // T6: checked again right before the answer leaves for TTS.
-                let accepted = self
-                    .ladder
-                    .borrow()
-                    .turn(&turn_id)
-                    .filter(|_| self.ladder.borrow().may_deliver(&turn_id))
-                    .and_then(|record| record.accepted_request_id.clone());
+                let accepted = {
+                    let ladder = self.ladder.borrow();
+                    match ladder.turn(&turn_id) {
+                        Some(record) if ladder.may_deliver(&turn_id) => {
+                            record.accepted_request_id.clone()
+                        }
+                        _ => None,
+                    }
+                };
                 if let Some(request_id) = accepted {
                     let (turn_js, text_js) = self.turn_strings(&turn_id, |strings| {
                         (strings.turn_id.clone(), strings.answer(&request_id, &text))
@@ -546,84 +541,6 @@ fn event_turn_id(event: &Event) -> &str {
         | Event::Recovered { turn_id, .. }
         | Event::Cancelled { turn_id, .. } => turn_id,
     }
-}
-
-fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>, JsValue> {
-    if !Array::is_array(routes) {
-        return Err(type_error("routes must be an array"));
-    }
-    let routes = Array::from(routes);
-    if routes.length() == 0 {
-        return Err(range_error("routes must not be empty"));
-    }
-    routes
-        .iter()
-        .enumerate()
-        .map(|(index, object)| {
-            let path = format!("routes[{index}]");
-            let fields = Fields::of(&object, &path)?;
-            let name = fields.string("name")?;
-            let generate = fields.function("generate")?;
-            let spec = RouteSpec {
-                persona: fields.optional_string("persona")?,
-                share_history: fields.bool("shareHistory", false)?,
-                name,
-            };
-            let route = JsRoute {
-                name: JsValue::from_str(&spec.name),
-                object: object.clone(),
-                generate,
-            };
-            Ok((route, spec))
-        })
-        .collect()
-}
-
-fn parse_config(options: &Fields, routes: &[(JsRoute, RouteSpec)]) -> Result<TurnConfig, JsValue> {
-    let specs = routes.iter().map(|(_, spec)| spec.clone()).collect();
-    let mut config = TurnConfig::new(specs, options.string("recoveryText")?);
-    config.turn_deadline_ms = options.positive_ms("turnDeadlineMs", config.turn_deadline_ms)?;
-    config.attempt_timeout_ms =
-        options.positive_ms("attemptTimeoutMs", config.attempt_timeout_ms)?;
-    let max_per_turn = options.count(
-        "maxAttemptsPerTurn",
-        u64::from(config.max_attempts_per_turn),
-        1,
-    )?;
-    config.max_attempts_per_turn = u32::try_from(max_per_turn).unwrap_or(u32::MAX);
-    if !options.get("maxAttemptsPerSession")?.is_undefined() {
-        let max = options.count("maxAttemptsPerSession", 0, 1)?;
-        config.max_attempts_per_session = Some(u32::try_from(max).unwrap_or(u32::MAX));
-    }
-    let max_input = options.count("maxInputChars", config.max_input_chars as u64, 1)?;
-    config.max_input_chars = usize::try_from(max_input).unwrap_or(usize::MAX);
-    let history = options.count("historyLimit", config.history_limit as u64, 1)?;
-    config.history_limit = usize::try_from(history).unwrap_or(usize::MAX);
-    config.first_chunk_timeout_ms =
-        options.positive_ms("firstChunkTimeoutMs", config.attempt_timeout_ms)?;
-    config.chunk_idle_timeout_ms =
-        options.positive_ms("chunkIdleTimeoutMs", config.chunk_idle_timeout_ms)?;
-    let policy = options.get("fallbackPolicy")?;
-    if !policy.is_undefined() {
-        config.fallback_policy = match policy.as_string().as_deref() {
-            Some("any") => FallbackPolicy::Any,
-            Some("samePersona") => FallbackPolicy::SamePersona,
-            Some("none") => FallbackPolicy::None,
-            Some(_) => {
-                return Err(range_error(
-                    "options.fallbackPolicy must be \"any\", \"samePersona\" or \"none\"",
-                ))
-            }
-            None => return Err(type_error("options.fallbackPolicy must be a string")),
-        };
-    }
-    let retry_budget = options.get("retryBudget")?;
-    if !retry_budget.is_undefined() {
-        let budget = Fields::of(&retry_budget, "options.retryBudget")?;
-        config.retry_max_tokens = budget.non_negative("maxTokens", config.retry_max_tokens)?;
-        config.retry_token_ratio = budget.non_negative("tokenRatio", config.retry_token_ratio)?;
-    }
-    Ok(config)
 }
 
 fn start_error_to_js(error: &StartError) -> JsValue {

@@ -6,6 +6,7 @@
 
 mod clock;
 pub mod controller;
+mod controller_options;
 mod convert;
 mod glue;
 mod js_object;
