@@ -125,10 +125,14 @@ fn a_stall_after_the_commit_ends_the_turn_with_what_was_delivered_and_no_fallbac
     sim.drive(100);
     assert_eq!(sim.now, Millis(1_100));
     assert_eq!(sim.calls.len(), 1, "no fallback after the commit");
-    assert_eq!(sentences(&sim), ["Part one.", "Part"]);
+    assert_eq!(
+        sentences(&sim),
+        ["Part one."],
+        "the unfinished tail is not spoken"
+    );
     assert_eq!(
         sim.spoken,
-        [Spoken::Answer("t1".into(), "Part one. Part".into())]
+        [Spoken::Answer("t1".into(), "Part one.".into())]
     );
     assert_eq!(
         sim.aborted_attempts,
@@ -138,6 +142,22 @@ fn a_stall_after_the_commit_ends_the_turn_with_what_was_delivered_and_no_fallbac
     let record = sim.ladder.turn("t1").unwrap();
     assert_eq!(record.status, TurnStatus::Accepted);
     assert_eq!(record.attempts[0].error, Some(Failure::Stalled));
+}
+
+#[test]
+fn a_stream_cut_before_any_sentence_end_still_says_what_it_has() {
+    let mut config = Sim::config(5_000, 3_000);
+    config.chunk_idle_timeout_ms = 500;
+    let mut sim = Sim::new(config, |_| {
+        Reply::Stream(vec![(100, "Just a fragment".into())], None)
+    });
+    sim.start("t1", "hi");
+    sim.drive(100);
+    assert_eq!(sentences(&sim), ["Just a fragment"]);
+    assert_eq!(
+        sim.spoken,
+        [Spoken::Answer("t1".into(), "Just a fragment".into())]
+    );
 }
 
 #[test]
@@ -190,7 +210,7 @@ fn a_stream_that_breaks_after_the_commit_is_accepted_with_what_was_delivered() {
     assert_eq!(sim.calls.len(), 1);
     assert_eq!(
         sim.spoken,
-        [Spoken::Answer("t1".into(), "Good start. And".into())]
+        [Spoken::Answer("t1".into(), "Good start.".into())]
     );
     assert_eq!(
         sim.ladder.turn("t1").unwrap().attempts[0].error,
@@ -321,13 +341,17 @@ fn history_goes_only_to_routes_that_share_it_and_keeps_what_was_heard() {
 #[test]
 fn an_interrupted_delivery_stays_in_history_until_trimmed_to_what_was_heard() {
     let mut sim = Sim::new(Sim::config(5_000, 2_000), |_| {
-        stream(100, &["First part. ", "Second part. "])
+        stream(100, &["First part. ", "Second", " part. "])
     });
     sim.start("t1", "hi");
-    sim.run_until(Millis(150));
+    sim.run_until(Millis(250));
     sim.interrupt("t1");
     let delivered: Vec<_> = sim.ladder.history().map(|e| e.assistant.clone()).collect();
-    assert_eq!(delivered, ["First part."]);
+    assert_eq!(
+        delivered,
+        ["First part."],
+        "the sentences that went out, not the raw stream"
+    );
     sim.ladder.set_heard_text("t1", "First");
     let heard: Vec<_> = sim.ladder.history().map(|e| e.assistant.clone()).collect();
     assert_eq!(heard, ["First"]);

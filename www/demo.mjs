@@ -95,7 +95,7 @@ async function loadLibrary() {
     return;
   }
   // After each turn the dev stack counters show how many LLM calls it really made.
-  setupLadder(library.TurnController, { onTurnSettled: refreshDevStack });
+  setupLadder(library, { onTurnSettled: refreshDevStack });
   setupReconnect(library.ReconnectPolicy);
   setLibraryStatus("ready", "turnguard is loaded: the panels below run the real library in this page.");
 }

@@ -37,8 +37,10 @@ pub use crate::core::turn_output::{Action, Event};
 struct Delivery {
     /// Index of the committed attempt in the record.
     attempt_index: usize,
-    /// Everything delivered so far.
+    /// Everything the route sent so far.
     text: String,
+    /// The sentences handed to TTS so far, joined by spaces: what the user can have heard.
+    spoken: String,
     splitter: SentenceSplitter,
     /// When the stream counts as stalled if no chunk arrives (T12).
     idle_deadline: Millis,
@@ -333,11 +335,12 @@ impl TurnLadder {
             if let Some(attempt) = turn.record.attempts.get_mut(delivery.attempt_index) {
                 attempt.result = AttemptResult::Running;
             }
-            // What was delivered may have been heard; the session trims it with `set_heard_text`.
+            // The sentences that went out may have been heard; a voice session trims them further
+            // to what was played with `set_heard_text`.
             let exchange = Exchange {
                 turn_id: turn_id.to_owned(),
                 user: turn.record.input.clone(),
-                assistant: delivery.text.trim().to_owned(),
+                assistant: delivery.spoken,
             };
             self.history.push(exchange);
         }
@@ -565,6 +568,7 @@ impl TurnLadder {
         turn.delivery = Some(Delivery {
             attempt_index,
             text: String::new(),
+            spoken: String::new(),
             splitter: SentenceSplitter::default(),
             idle_deadline,
         });
@@ -594,6 +598,7 @@ impl TurnLadder {
         delivery.idle_deadline = now.after(idle_timeout_ms);
         let mut sentences = Vec::new();
         while let Some(sentence) = delivery.splitter.next_sentence() {
+            append_sentence(&mut delivery.spoken, &sentence);
             sentences.push(sentence);
         }
         for text in sentences {
@@ -605,7 +610,9 @@ impl TurnLadder {
     }
 
     /// The committed answer is complete (or its stream broke or stalled): the tail sentence, the
-    /// whole text once, and the turn is accepted with what was delivered.
+    /// whole text once, and the turn is accepted with what was delivered. A stream cut short
+    /// keeps only its complete sentences — its unfinished tail is not spoken — unless no sentence
+    /// went out at all, when the tail is all there is to say.
     fn complete(&mut self, turn_id: &str, error: Option<Failure>, now: Millis) {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
@@ -613,8 +620,18 @@ impl TurnLadder {
         let Some(mut delivery) = turn.delivery.take() else {
             return;
         };
-        let tail = delivery.splitter.finish();
-        let text = delivery.text.trim().to_owned();
+        let tail = delivery
+            .splitter
+            .finish()
+            .filter(|_| error.is_none() || delivery.spoken.is_empty());
+        if let Some(tail) = &tail {
+            append_sentence(&mut delivery.spoken, tail);
+        }
+        let text = if error.is_none() {
+            delivery.text.trim().to_owned()
+        } else {
+            delivery.spoken
+        };
         turn.record.accepted_text = Some(text.clone());
         let route = turn
             .record
@@ -726,6 +743,13 @@ impl TurnLadder {
     fn event(&mut self, event: Event) {
         self.actions.push_back(Action::Event(event));
     }
+}
+
+fn append_sentence(spoken: &mut String, sentence: &str) {
+    if !spoken.is_empty() {
+        spoken.push(' ');
+    }
+    spoken.push_str(sentence);
 }
 
 /// Splits `"<turnId>:attempt:<n>"` into the turn id and the attempt's index (n - 1).
