@@ -18,12 +18,17 @@ cargo test --quiet
 # the test crates read at compile time (TURNGUARD_DEVSTACK_URL).
 export TURNGUARD_DEVSTACK_PORT="${TURNGUARD_DEVSTACK_PORT:-47831}"
 export TURNGUARD_DEVSTACK_URL="http://127.0.0.1:${TURNGUARD_DEVSTACK_PORT}"
-PORT="$TURNGUARD_DEVSTACK_PORT" node www/serve.mjs > target/devstack.log 2>&1 &
+PORT="$TURNGUARD_DEVSTACK_PORT" STRICT_PORT=1 node www/serve.mjs > target/devstack.log 2>&1 &
 devstack_pid=$!
 trap 'kill "$devstack_pid" 2>/dev/null || true' EXIT
 node -e 'const url = process.argv[1];
   const ready = async () => { for (let i = 0; i < 100; i++) { try { if ((await fetch(url)).ok) return; } catch {} await new Promise((r) => setTimeout(r, 100)); } throw new Error(`dev stack not up at ${url}`); };
   ready().catch((error) => { console.error(error.message); process.exit(1); });' "$TURNGUARD_DEVSTACK_URL/__stats"
+if ! kill -0 "$devstack_pid" 2>/dev/null; then
+  echo "the dev stack could not start on port $TURNGUARD_DEVSTACK_PORT:" >&2
+  cat target/devstack.log >&2
+  exit 1
+fi
 
 step "wasm: headless Chrome"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test 'browser_*'

@@ -24,7 +24,8 @@ async function start(port) {
   try {
     return await startDevStack({ port, log });
   } catch (error) {
-    if (error.code !== "EADDRINUSE" || port === 0) throw error;
+    // STRICT_PORT=1 (the test runner's): a busy port is an error, never a silent move.
+    if (error.code !== "EADDRINUSE" || port === 0 || process.env.STRICT_PORT === "1") throw error;
     console.log(`port ${port} is busy; using a free port instead`);
     return startDevStack({ port: 0, log });
   }
