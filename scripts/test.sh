@@ -30,6 +30,9 @@ if ! kill -0 "$devstack_pid" 2>/dev/null; then
   exit 1
 fi
 
+# The transcriber suite runs for several seconds per browser; the runner's default is 20 s.
+export WASM_BINDGEN_TEST_TIMEOUT=120
+
 step "wasm: headless Chrome"
 CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test 'browser_*'
 

@@ -1,1 +1,608 @@
-//! Live transcription (rules L1–L6): not landed yet.
+//! The live transcriber: one speech-to-text session that never loops and loses nothing (L1–L6).
+//!
+//! [`Transcriber`] is sans-IO like the turn ladder. The shell reports what `provision()` and the
+//! socket did, hands over audio, with the current time, and then performs every
+//! [`Transcriber::poll_action`] in order and calls [`Transcriber::handle_timeout`] at
+//! [`Transcriber::poll_timeout`]. It owns the [`ReconnectPolicy`] and the audio buffer.
+//!
+//! What it keeps, whatever order the inputs come in:
+//! - **L1/L3** the URL comes only from `provision()`; a close is answered as the policy says
+//!   (R1–R4): the same URL after a backoff, a new session after a 4000–4999 close (never the old
+//!   URL), or a terminal error once re-provisions pass the window limit; transient provisioning
+//!   failures back off, other statuses fail;
+//! - **R4** after [`Transcriber::stop`] or [`Transcriber::dispose`] nothing connects or provisions;
+//! - **L4** audio handed over while no socket is open is kept, in order, up to `buffer_ms` of
+//!   audio, and sent as soon as one opens, whichever session it belongs to; audio handed to a
+//!   socket is kept until the server confirms it and sent again if the socket closes first; over
+//!   the bound the oldest frames go, and those never sent are counted and reported with
+//!   [`TranscriberError::AudioDropped`]. The rules live in `transcriber/audio.rs`.
+//! - **L2** malformed and unknown messages are counted in [`Stats`] and skipped.
+//!
+//! ```
+//! use turnguard::core::gladia::MessageView;
+//! use turnguard::core::time::Millis;
+//! use turnguard::core::transcriber::{Action, State, Transcriber, TranscriberConfig};
+//!
+//! let mut t = Transcriber::new(TranscriberConfig::default());
+//! t.send_audio(vec![1, 0, 2, 0], Millis(0)); // buffered: nothing is connected yet
+//! t.start(Millis(0));
+//! assert_eq!(t.poll_action(), Some(Action::StateChanged(State::Provisioning)));
+//! assert_eq!(t.poll_action(), Some(Action::Provision));
+//! t.on_provisioned("wss://stt.example/v2/live?token=1", Millis(40));
+//! t.on_open(Millis(90));
+//! let actions: Vec<Action> = std::iter::from_fn(|| t.poll_action()).collect();
+//! assert!(actions.contains(&Action::Send(vec![1, 0, 2, 0])), "the buffer is flushed on open");
+//! assert_eq!(t.state(), State::Open);
+//! ```
+
+mod audio;
+
+pub use audio::UNACKED_CONFIRM_MS;
+
+use crate::core::gladia::{self, Lifecycle, Message, MessageView};
+use crate::core::reconnect::{
+    Decision, ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
+};
+use crate::core::time::Millis;
+use audio::AudioBuffer;
+use std::collections::VecDeque;
+use std::fmt;
+
+/// Where the transcriber is. `Stopped` and `Failed` are terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Created, not started: audio is buffered.
+    Idle,
+    /// Waiting for `provision()`.
+    Provisioning,
+    /// Waiting for the socket to open.
+    Connecting,
+    /// The socket is open and audio flows (also while a `stop` drains the last transcripts).
+    Open,
+    /// Waiting out a backoff delay before reconnecting or provisioning again.
+    Backoff,
+    /// Stopped by the app (R4). Terminal.
+    Stopped,
+    /// Gave up; the reason went out as a terminal [`TranscriberError`]. Terminal.
+    Failed,
+}
+
+impl State {
+    /// The name JS sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Provisioning => "provisioning",
+            State::Connecting => "connecting",
+            State::Open => "open",
+            State::Backoff => "backoff",
+            State::Stopped => "stopped",
+            State::Failed => "failed",
+        }
+    }
+
+    /// Whether nothing will happen any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Stopped | State::Failed)
+    }
+}
+
+/// What went wrong. Only [`TranscriberError::AudioDropped`] is not terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TranscriberError {
+    /// Audio waiting for a socket went over the buffer bound; the oldest frames were dropped.
+    AudioDropped {
+        /// Frames dropped since the last report.
+        frames: u64,
+        /// Their duration in milliseconds.
+        ms: u64,
+        /// Frames dropped since the transcriber was created.
+        total_frames: u64,
+    },
+    /// Sessions died more often than `maxReprovisionsPerWindow` allows (R3).
+    ReprovisionLimit,
+    /// `provision()` failed with an HTTP status that asking again will not fix.
+    ProvisionRejected {
+        /// The status; 0 never gets here (network errors are retried).
+        status: u16,
+    },
+    /// `provision()` resolved without a `ws://` or `wss://` URL, or the browser refused it.
+    InvalidUrl,
+}
+
+impl TranscriberError {
+    /// The `code` JS sees.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TranscriberError::AudioDropped { .. } => "audio_dropped",
+            TranscriberError::ReprovisionLimit => "reprovision_limit",
+            TranscriberError::ProvisionRejected { .. } => "provision_rejected",
+            TranscriberError::InvalidUrl => "invalid_url",
+        }
+    }
+
+    /// Whether the transcriber failed with it.
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, TranscriberError::AudioDropped { .. })
+    }
+}
+
+impl fmt::Display for TranscriberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TranscriberError::AudioDropped { frames, ms, .. } => write!(
+                f,
+                "{frames} audio frames ({ms} ms) dropped while disconnected: over bufferMs"
+            ),
+            TranscriberError::ReprovisionLimit => f.write_str(
+                "the live session ended too often within the re-provision window; gave up",
+            ),
+            TranscriberError::ProvisionRejected { status } => {
+                write!(f, "provision() failed with HTTP {status}; gave up")
+            }
+            TranscriberError::InvalidUrl => {
+                f.write_str("provision() gave no usable ws:// or wss:// url")
+            }
+        }
+    }
+}
+
+/// Limits of one transcriber. [`TranscriberConfig::default`] gives the documented defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TranscriberConfig {
+    /// The reconnect rules (L3).
+    pub reconnect: ReconnectConfig,
+    /// Sample rate of the PCM16 mono audio handed to `send_audio`.
+    pub sample_rate: u32,
+    /// Most audio kept for a socket, in milliseconds at `sample_rate` (L4).
+    pub buffer_ms: u64,
+    /// How long a socket may take to open before it counts as a failed connection (1006).
+    pub connect_timeout_ms: u64,
+    /// How long `stop` waits for the last transcripts (`end_recording` or the server's close).
+    pub stop_timeout_ms: u64,
+}
+
+impl TranscriberConfig {
+    /// Default `buffer_ms`: ten seconds.
+    pub const DEFAULT_BUFFER_MS: u64 = 10_000;
+    /// Default `connect_timeout_ms`.
+    pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+    /// Default `stop_timeout_ms`.
+    pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 5_000;
+
+    /// The bound of the audio buffer in bytes.
+    pub fn buffer_bytes(&self) -> u64 {
+        gladia::pcm_bytes_for_ms(self.buffer_ms, self.sample_rate)
+    }
+}
+
+impl Default for TranscriberConfig {
+    fn default() -> Self {
+        TranscriberConfig {
+            reconnect: ReconnectConfig::default(),
+            sample_rate: gladia::DEFAULT_SAMPLE_RATE,
+            buffer_ms: Self::DEFAULT_BUFFER_MS,
+            connect_timeout_ms: Self::DEFAULT_CONNECT_TIMEOUT_MS,
+            stop_timeout_ms: Self::DEFAULT_STOP_TIMEOUT_MS,
+        }
+    }
+}
+
+/// Counters since creation, for the `stats` getter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Frames handed to an open socket, resends included.
+    pub frames_sent: u64,
+    /// Of those, frames sent again because their socket closed before they were confirmed.
+    pub frames_resent: u64,
+    /// Frames waiting for a socket right now.
+    pub frames_buffered: u64,
+    /// Frames dropped over the buffer bound before they were ever sent.
+    pub frames_dropped: u64,
+    /// Frames still waiting when the transcriber stopped or failed: never sent.
+    pub frames_discarded: u64,
+    /// Sockets created.
+    pub connections: u64,
+    /// `provision()` calls.
+    pub provisions: u64,
+    /// Server messages that were not JSON objects with a `type`, or incomplete transcripts.
+    pub malformed_messages: u64,
+    /// Server messages of an unknown `type`.
+    pub unknown_messages: u64,
+}
+
+/// What the shell must do next, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Call `provision()`; answer with `on_provisioned` or `on_provision_failed`.
+    Provision,
+    /// Close any socket and open one to this URL; answer with `on_open`/`on_close`.
+    Connect(String),
+    /// Send these bytes as one binary frame on the open socket.
+    Send(Vec<u8>),
+    /// Send [`gladia::STOP_RECORDING`] as a text frame on the open socket.
+    SendStopRecording,
+    /// Close the socket (code 1000) and report nothing more from it.
+    Close,
+    /// The state changed.
+    StateChanged(State),
+    /// A partial transcript, for captions only (T1), of utterance number `utterance`.
+    Partial { text: String, utterance: u64 },
+    /// A final transcript; `utterance` counts finals from 1.
+    Final { text: String, utterance: u64 },
+    /// The user started talking: utterance number `utterance` begins (barge-in).
+    SpeechStart { utterance: u64 },
+    /// Report an error; a terminal one comes right before `StateChanged(Failed)`.
+    Error(TranscriberError),
+}
+
+/// One deadline per timer kind; the next wake-up is the earliest.
+#[derive(Clone, Copy, Debug, Default)]
+struct Timers {
+    /// The backoff delay is over: reconnect or provision.
+    retry: Option<Millis>,
+    /// The socket took too long to open.
+    connect: Option<Millis>,
+    /// `stop` waited long enough for the last transcripts.
+    stop: Option<Millis>,
+}
+
+/// Clears `slot` and says true when it was due at `now`.
+fn take_due(slot: &mut Option<Millis>, now: Millis) -> bool {
+    if slot.is_some_and(|at| at <= now) {
+        *slot = None;
+        true
+    } else {
+        false
+    }
+}
+
+/// Whether `url` names a WebSocket endpoint: `ws://` or `wss://` and something after it.
+fn is_socket_url(url: &str) -> bool {
+    ["ws://", "wss://"].iter().any(|scheme| {
+        url.len() > scheme.len()
+            && url
+                .get(..scheme.len())
+                .is_some_and(|prefix| prefix.eq_ignore_ascii_case(scheme))
+    })
+}
+
+/// One live transcription. See the module documentation.
+#[derive(Debug)]
+pub struct Transcriber {
+    config: TranscriberConfig,
+    policy: ReconnectPolicy,
+    state: State,
+    /// The current session's URL; `None` before provisioning and once the session is dead.
+    url: Option<String>,
+    /// What the `Retry` timer does.
+    after_backoff: ReconnectAction,
+    /// `stop` sent `stop_recording` and waits for the last transcripts.
+    stopping: bool,
+    timers: Timers,
+    /// The status of the last failed `provision()`, for the terminal error.
+    last_provision_status: u16,
+    /// Audio waiting for a socket or for confirmation (L4).
+    audio: AudioBuffer,
+    finals: u64,
+    stats: Stats,
+    actions: VecDeque<Action>,
+}
+
+impl Transcriber {
+    /// A transcriber in `Idle`: it buffers audio until [`Transcriber::start`].
+    pub fn new(config: TranscriberConfig) -> Self {
+        Transcriber {
+            audio: AudioBuffer::new(config.buffer_bytes(), config.sample_rate),
+            policy: ReconnectPolicy::new(config.reconnect.clone()),
+            config,
+            state: State::Idle,
+            url: None,
+            after_backoff: ReconnectAction::Reprovision,
+            stopping: false,
+            timers: Timers::default(),
+            last_provision_status: 0,
+            finals: 0,
+            stats: Stats::default(),
+            actions: VecDeque::new(),
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &TranscriberConfig {
+        &self.config
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Whether `stop` is waiting for the last transcripts.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> Stats {
+        let audio = self.audio.counts;
+        Stats {
+            frames_sent: audio.sent,
+            frames_resent: audio.resent,
+            frames_buffered: self.audio.waiting(),
+            frames_dropped: audio.dropped,
+            frames_discarded: audio.discarded,
+            ..self.stats
+        }
+    }
+
+    /// Bytes of audio retained (waiting or not yet confirmed); never above the buffer bound.
+    pub fn retained_bytes(&self) -> u64 {
+        self.audio.bytes()
+    }
+
+    /// Starts the session: provisions, then connects. Only from `Idle`; otherwise nothing.
+    pub fn start(&mut self, _now: Millis) {
+        if self.state == State::Idle {
+            self.provision();
+        }
+    }
+
+    /// `provision()` resolved with this URL.
+    pub fn on_provisioned(&mut self, url: &str, now: Millis) {
+        if self.state != State::Provisioning {
+            return;
+        }
+        if !is_socket_url(url) {
+            return self.fail(TranscriberError::InvalidUrl);
+        }
+        self.url = Some(url.to_owned());
+        self.audio.on_new_session();
+        self.connect(now);
+    }
+
+    /// `provision()` failed with this HTTP status, or 0 (network error, thrown callback).
+    pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) {
+        if self.state == State::Provisioning {
+            self.last_provision_status = http_status_or_zero;
+            let decision = self.policy.on_provision_failed(http_status_or_zero, now);
+            self.follow(decision, now);
+        }
+    }
+
+    /// The browser refused to create a socket for the URL (`new WebSocket` threw).
+    pub fn on_connect_error(&mut self, _now: Millis) {
+        if self.state == State::Connecting {
+            self.timers.connect = None;
+            self.fail(TranscriberError::InvalidUrl);
+        }
+    }
+
+    /// The socket opened: everything waiting goes out, in order.
+    pub fn on_open(&mut self, now: Millis) {
+        if self.state != State::Connecting {
+            return;
+        }
+        self.timers.connect = None;
+        self.policy.on_open(now);
+        self.set_state(State::Open);
+        self.audio.on_open(now, &mut self.actions);
+    }
+
+    /// The socket closed with `code` (1006 when it never opened or was cut).
+    pub fn on_close(&mut self, code: u16, now: Millis) {
+        if self.stopping {
+            self.finish_stop(false);
+        } else if matches!(self.state, State::Connecting | State::Open) {
+            self.socket_lost(code, now);
+        }
+    }
+
+    /// A text message arrived on the socket.
+    pub fn on_text(&mut self, text: &str, now: Millis) {
+        self.on_message(gladia::read(text), now);
+    }
+
+    /// A text message arrived, already read: `None` when it was not a JSON object with a string
+    /// `type`.
+    pub fn on_message(&mut self, view: Option<MessageView>, _now: Millis) {
+        if self.state != State::Open {
+            return;
+        }
+        match gladia::classify(view) {
+            Message::Transcript { is_final, text } => {
+                // A blank transcript is noise: it must not reach captions or start a turn.
+                if text.trim().is_empty() {
+                    return;
+                }
+                if is_final {
+                    self.finals += 1;
+                    self.actions.push_back(Action::Final {
+                        text,
+                        utterance: self.finals,
+                    });
+                } else {
+                    self.actions.push_back(Action::Partial {
+                        text,
+                        utterance: self.finals + 1,
+                    });
+                }
+            }
+            Message::SpeechStart => self.actions.push_back(Action::SpeechStart {
+                utterance: self.finals + 1,
+            }),
+            Message::Lifecycle(Lifecycle::EndRecording | Lifecycle::EndSession)
+                if self.stopping =>
+            {
+                self.finish_stop(true)
+            }
+            Message::AudioAck(Some(bytes)) => self.audio.on_acknowledged(bytes),
+            Message::Malformed => self.stats.malformed_messages += 1,
+            Message::Unknown => self.stats.unknown_messages += 1,
+            _ => {}
+        }
+    }
+
+    /// A binary message arrived: the protocol has none, so it counts as malformed.
+    pub fn on_binary_message(&mut self, _now: Millis) {
+        if self.state == State::Open {
+            self.stats.malformed_messages += 1;
+        }
+    }
+
+    /// One frame of PCM16 little-endian mono audio. Sent at once when a socket is open, kept
+    /// otherwise (L4). Returns false when it was refused because the transcriber is stopping or
+    /// over; empty frames are accepted and ignored.
+    pub fn send_audio(&mut self, bytes: Vec<u8>, now: Millis) -> bool {
+        if self.state.is_terminal() || self.stopping {
+            return false;
+        }
+        if bytes.is_empty() {
+            return true;
+        }
+        let open = self.state == State::Open;
+        self.audio.push(bytes, now, open, &mut self.actions);
+        true
+    }
+
+    /// The app is done (R4): nothing connects or provisions from now on. With a socket open,
+    /// `stop_recording` goes out and the socket stays until `end_recording`, the server's close
+    /// or `stop_timeout_ms`, so the last finals arrive; otherwise it stops at once.
+    pub fn stop(&mut self, now: Millis) {
+        if self.state.is_terminal() || self.stopping {
+            return;
+        }
+        self.policy.on_client_detach();
+        if self.state == State::Open {
+            self.stopping = true;
+            self.actions.push_back(Action::SendStopRecording);
+            self.timers = Timers {
+                stop: Some(now.after(self.config.stop_timeout_ms)),
+                ..Timers::default()
+            };
+        } else {
+            self.finish_stop(self.state == State::Connecting);
+        }
+    }
+
+    /// The app went away (dispose, page leaving): like [`Transcriber::stop`] without waiting.
+    pub fn dispose(&mut self, _now: Millis) {
+        if self.state.is_terminal() {
+            return;
+        }
+        self.policy.on_client_detach();
+        if self.state == State::Open && !self.stopping {
+            self.actions.push_back(Action::SendStopRecording);
+        }
+        self.finish_stop(matches!(self.state, State::Open | State::Connecting));
+    }
+
+    /// Fires every timer that is due at `now`. Early or repeated calls are harmless.
+    pub fn handle_timeout(&mut self, now: Millis) {
+        if take_due(&mut self.timers.stop, now) && self.stopping {
+            self.finish_stop(true);
+        }
+        if take_due(&mut self.timers.connect, now) && self.state == State::Connecting {
+            self.actions.push_back(Action::Close);
+            self.socket_lost(1006, now);
+        }
+        if take_due(&mut self.timers.retry, now) && self.state == State::Backoff {
+            match (self.after_backoff, &self.url) {
+                (ReconnectAction::ReconnectSameUrl, Some(_)) => self.connect(now),
+                _ => self.provision(),
+            }
+        }
+    }
+
+    /// When `handle_timeout` must be called next, if any timer is armed.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        let Timers {
+            retry,
+            connect,
+            stop,
+        } = self.timers;
+        [retry, connect, stop].into_iter().flatten().min()
+    }
+
+    /// The next thing the shell must do, in order.
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    fn set_state(&mut self, state: State) {
+        if self.state != state {
+            self.state = state;
+            self.actions.push_back(Action::StateChanged(state));
+        }
+    }
+
+    fn provision(&mut self) {
+        self.set_state(State::Provisioning);
+        self.stats.provisions += 1;
+        self.actions.push_back(Action::Provision);
+    }
+
+    fn connect(&mut self, now: Millis) {
+        let Some(url) = self.url.clone() else {
+            return self.provision();
+        };
+        self.set_state(State::Connecting);
+        self.stats.connections += 1;
+        self.timers.connect = Some(now.after(self.config.connect_timeout_ms));
+        self.actions.push_back(Action::Connect(url));
+    }
+
+    /// The socket is gone while the app still wants it: unconfirmed audio waits again, and the
+    /// policy says what comes next.
+    fn socket_lost(&mut self, code: u16, now: Millis) {
+        self.timers.connect = None;
+        self.audio.on_socket_lost(now);
+        let decision = self.policy.on_close(code, now);
+        self.follow(decision, now);
+    }
+
+    fn follow(&mut self, decision: Decision, now: Millis) {
+        match decision.action {
+            ReconnectAction::Stop => match decision.reason {
+                ReconnectReason::ClientDetached => self.finish_stop(false),
+                ReconnectReason::ProvisionRejected => {
+                    // The policy stops on a provisioning status only; keep which one for the UI.
+                    self.fail(TranscriberError::ProvisionRejected {
+                        status: self.last_provision_status,
+                    })
+                }
+                _ => self.fail(TranscriberError::ReprovisionLimit),
+            },
+            action => {
+                if action == ReconnectAction::Reprovision {
+                    self.url = None; // R2: never the old URL again
+                }
+                self.after_backoff = action;
+                self.set_state(State::Backoff);
+                self.timers.retry = Some(now.after(decision.delay_ms));
+            }
+        }
+    }
+
+    fn finish_stop(&mut self, close: bool) {
+        if close {
+            self.actions.push_back(Action::Close);
+        }
+        self.stopping = false;
+        self.timers = Timers::default();
+        self.url = None;
+        self.audio.release(&mut self.actions);
+        self.set_state(State::Stopped);
+    }
+
+    fn fail(&mut self, error: TranscriberError) {
+        self.timers = Timers::default();
+        self.url = None;
+        self.audio.release(&mut self.actions);
+        self.actions.push_back(Action::Error(error));
+        self.set_state(State::Failed);
+    }
+}

@@ -1,1 +1,52 @@
-//! Live transcription (rules L1–L6): not landed yet.
+//! Microphone capture (L5): `getUserMedia` + an `AudioWorklet` that mixes to mono, resamples to the
+//! transcriber's sample rate and hands over PCM16 frames of 20 ms (320 samples at 16 kHz).
+//!
+//! The graph lives in `transcriber_glue.js`; this file owns a running capture as an RAII handle:
+//! dropping a [`Capture`] stops its frames at once, disconnects the nodes, closes its
+//! `AudioContext`, and stops the tracks of a stream it opened itself (a stream the app passed in
+//! stays the app's to stop).
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = isMediaStream)]
+    fn is_media_stream_js(value: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = startCapture)]
+    fn start_capture(
+        stream: &JsValue,
+        target_rate: u32,
+        on_frame: &Function,
+        adopt: &JsValue,
+    ) -> Promise;
+    #[wasm_bindgen(js_name = stopCapture)]
+    fn stop_capture(capture: &JsValue);
+}
+
+/// Whether `value` is a `MediaStream`.
+pub(crate) fn is_media_stream(value: &JsValue) -> bool {
+    is_media_stream_js(value)
+}
+
+/// Starts capturing `stream` (the default microphone when `undefined`); `on_frame(pcm: Int16Array)`
+/// gets every frame. Once it runs, `adopt` gets the [`Capture`]; its error rejects the promise, as
+/// does the browser's (e.g. `NotAllowedError` when the user refused the microphone).
+pub(crate) fn start(
+    stream: &JsValue,
+    sample_rate: u32,
+    on_frame: &Function,
+    adopt: impl FnOnce(Capture) -> Result<(), JsValue> + 'static,
+) -> Promise {
+    let adopt = Closure::once_into_js(move |handle: JsValue| adopt(Capture(handle)));
+    start_capture(stream, sample_rate, on_frame, &adopt)
+}
+
+/// A running capture; stopped when dropped.
+pub(crate) struct Capture(JsValue);
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        stop_capture(&self.0);
+    }
+}

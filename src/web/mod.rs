@@ -21,3 +21,4 @@ mod types;
 pub use controller::TurnController;
 pub use policy::ReconnectPolicy;
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
+pub use transcriber::{gladia_provisioner, LiveTranscriber};

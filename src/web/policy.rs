@@ -19,7 +19,9 @@ impl ReconnectPolicy {
     /// `new ReconnectPolicy(options?)`. Throws a `TypeError`/`RangeError` naming a bad option.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "ReconnectPolicyOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "ReconnectPolicyOptions")] options: Option<
+            JsValue,
+        >,
     ) -> Result<ReconnectPolicy, JsValue> {
         let options = options.unwrap_or(JsValue::UNDEFINED);
         Ok(ReconnectPolicy {

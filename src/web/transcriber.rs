@@ -1,1 +1,575 @@
-//! Live transcription (rules L1–L6): not landed yet.
+//! `LiveTranscriber`: live speech-to-text in the page that never loops and loses nothing
+//! (DESIGN.md §2, L1–L6). The sans-IO [`Transcriber`] decides; this shell performs its actions
+//! with the app's `provision()`, a browser `WebSocket`, one timer and the microphone.
+//!
+//! Every JS callback — the app's and `provision()` — runs with no `RefCell` borrow held: actions
+//! are taken from the core one at a time and performed after the borrow is released, and a call
+//! made from inside a callback (say `stop()` from `onFinal`) only queues; the outer `pump`
+//! performs what it queued.
+//!
+//! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
+//! JSON reader.
+
+mod options;
+
+pub use options::gladia_provisioner;
+
+use crate::core::gladia::STOP_RECORDING;
+use crate::core::transcriber::{Action, State, Transcriber, TranscriberError};
+use crate::web::clock::Clock;
+use crate::web::convert::type_error;
+use crate::web::js_object::JsObject;
+use crate::web::microphone::{self, Capture};
+use crate::web::timer::Timer;
+use js_sys::{Function, Int16Array, Promise, Uint8Array};
+use options::{parse_options, Callbacks};
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use wasm_bindgen::prelude::*;
+use web_sys::AbortController;
+
+#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = openSocket)]
+    fn open_socket(url: &str, id: u32, on_event: &Function) -> JsValue;
+    #[wasm_bindgen(js_name = closeSocket)]
+    fn close_socket(socket: &JsValue);
+    #[wasm_bindgen(js_name = sendBytes)]
+    fn send_bytes(socket: &JsValue, bytes: &[u8]);
+    #[wasm_bindgen(js_name = sendText)]
+    fn send_text(socket: &JsValue, text: &str);
+    #[wasm_bindgen(js_name = callProvision)]
+    fn call_provision(provision: &Function, done: &JsValue) -> AbortController;
+    #[wasm_bindgen(js_name = transcriberError)]
+    fn transcriber_error(
+        code: &str,
+        message: &str,
+        terminal: bool,
+        status: u16,
+        frames: f64,
+        ms: f64,
+        total_frames: f64,
+    ) -> JsValue;
+    #[wasm_bindgen(js_name = callbackError)]
+    fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = domError)]
+    fn dom_error(name: &str, message: &str) -> JsValue;
+}
+
+/// Browser resources and waiting promises.
+#[derive(Default)]
+struct Io {
+    /// The current socket; events of any other are ignored.
+    socket: Option<JsValue>,
+    socket_id: u32,
+    /// The `provision()` call whose result counts, and its abort.
+    provision_id: u32,
+    provision_abort: Option<AbortController>,
+    /// `id` of the current session, as `provision()` gave it.
+    session_id: JsValue,
+    capture: Option<Capture>,
+    capture_id: u32,
+    /// `start()` promises: resolved at the first `open`, rejected at `stopped`/`failed`.
+    start_waiters: Vec<(Function, Function)>,
+    /// `stop()` promises: resolved at `stopped`/`failed`.
+    stop_waiters: Vec<Function>,
+    /// The terminal error, once failed.
+    failure: JsValue,
+}
+
+struct Shared {
+    core: RefCell<Transcriber>,
+    callbacks: Callbacks,
+    sample_rate: u32,
+    clock: Clock,
+    io: RefCell<Io>,
+    timer: Timer,
+    /// `(socket id, kind, value)` from every socket: made once, shared by all of them.
+    on_socket_event: Closure<dyn FnMut(u32, u32, JsValue)>,
+    /// One microphone frame.
+    on_frame: Closure<dyn FnMut(JsValue)>,
+    /// True while `pump` drains actions: a re-entrant call only queues.
+    pumping: Cell<bool>,
+}
+
+/// Live speech-to-text over a Gladia live v2 session: provisions through the app, reconnects as
+/// the reconnect policy says (R1–R4), buffers audio while disconnected (L4) and reports
+/// transcripts. See DESIGN.md §2.
+#[wasm_bindgen]
+pub struct LiveTranscriber {
+    shared: Rc<Shared>,
+}
+
+#[wasm_bindgen]
+impl LiveTranscriber {
+    /// `new LiveTranscriber(options)`. Throws a `TypeError`/`RangeError` naming a bad option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "LiveTranscriberOptions")] options: JsValue,
+    ) -> Result<LiveTranscriber, JsValue> {
+        let (config, callbacks) = parse_options(&options)?;
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let on_timer = weak.clone();
+            let on_event = weak.clone();
+            let on_frame = weak.clone();
+            Shared {
+                sample_rate: config.sample_rate,
+                core: RefCell::new(Transcriber::new(config)),
+                callbacks,
+                clock: Clock::new(),
+                io: RefCell::new(Io::default()),
+                timer: Timer::new(move || {
+                    if let Some(shared) = on_timer.upgrade() {
+                        shared.timer.fired();
+                        shared.core.borrow_mut().handle_timeout(shared.clock.now());
+                        shared.pump();
+                    }
+                }),
+                on_socket_event: Closure::new(move |id: u32, kind: u32, value: JsValue| {
+                    if let Some(shared) = on_event.upgrade() {
+                        shared.on_socket_event(id, kind, &value);
+                    }
+                }),
+                on_frame: Closure::new(move |pcm: JsValue| {
+                    if let (Some(shared), Ok(pcm)) = (on_frame.upgrade(), pcm.dyn_into()) {
+                        shared.push_audio(&pcm);
+                    }
+                }),
+                pumping: Cell::new(false),
+            }
+        });
+        Ok(LiveTranscriber { shared })
+    }
+
+    /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
+    /// terminal error if the transcriber fails first, or an `AbortError` if it is stopped first.
+    /// Calling it again is harmless.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn start(&self) -> Promise {
+        let shared = &self.shared;
+        let state = shared.core.borrow().state();
+        match state {
+            State::Open => Promise::resolve(&JsValue::UNDEFINED),
+            State::Failed => Promise::reject(&shared.io.borrow().failure),
+            State::Stopped => Promise::reject(&dom_error(
+                "InvalidStateError",
+                "the transcriber has stopped; create a new one",
+            )),
+            _ => {
+                let promise = Promise::new(&mut |resolve, reject| {
+                    shared.io.borrow_mut().start_waiters.push((resolve, reject));
+                });
+                shared.core.borrow_mut().start(shared.clock.now());
+                shared.pump();
+                promise
+            }
+        }
+    }
+
+    /// Captures `stream`, or the default microphone when absent, as 20 ms PCM16 frames at
+    /// `sampleRate` that go through `sendAudio`. Resolves once capture runs; rejects with the
+    /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, or an
+    /// `AbortError` when stopped meanwhile. A later call replaces the earlier capture.
+    #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
+    pub fn attach_microphone(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "MediaStream")] stream: Option<JsValue>,
+    ) -> Promise {
+        let stream = stream.unwrap_or(JsValue::UNDEFINED);
+        if !stream.is_undefined() && !microphone::is_media_stream(&stream) {
+            return Promise::reject(&type_error("stream must be a MediaStream"));
+        }
+        let shared = &self.shared;
+        if !shared.accepts_audio() {
+            return Promise::reject(&dom_error(
+                "InvalidStateError",
+                "the transcriber has stopped",
+            ));
+        }
+        let id = {
+            let mut io = shared.io.borrow_mut();
+            io.capture_id = io.capture_id.wrapping_add(1);
+            io.capture_id
+        };
+        let weak = Rc::downgrade(shared);
+        let on_frame = shared.on_frame.as_ref().unchecked_ref();
+        microphone::start(&stream, shared.sample_rate, on_frame, move |capture| {
+            // Dropping `capture` on any error path stops it.
+            match weak.upgrade() {
+                Some(shared) => shared.adopt_capture(id, capture),
+                None => Err(aborted()),
+            }
+        })
+    }
+
+    /// One frame of PCM16 mono audio at `sampleRate`: sent at once when connected, buffered
+    /// otherwise (up to `bufferMs`), ignored after `stop()`. Throws a `TypeError` unless `pcm` is
+    /// an `Int16Array`.
+    #[wasm_bindgen(js_name = sendAudio)]
+    pub fn send_audio(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Int16Array")] pcm: JsValue,
+    ) -> Result<(), JsValue> {
+        let pcm = pcm
+            .dyn_into::<Int16Array>()
+            .map_err(|_| type_error("pcm must be an Int16Array"))?;
+        self.shared.push_audio(&pcm);
+        Ok(())
+    }
+
+    /// Detaches for good (R4): releases the microphone, sends `stop_recording` if connected and
+    /// waits for the last transcripts (up to `stopTimeoutMs`), then closes. Nothing connects or
+    /// provisions afterwards. Resolves once `stopped` (or at once if already over); idempotent.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn stop(&self) -> Promise {
+        let shared = &self.shared;
+        shared.release_microphone();
+        if shared.core.borrow().state().is_terminal() {
+            return Promise::resolve(&JsValue::UNDEFINED);
+        }
+        let promise = Promise::new(&mut |resolve, _reject| {
+            shared.io.borrow_mut().stop_waiters.push(resolve);
+        });
+        shared.core.borrow_mut().stop(shared.clock.now());
+        shared.pump();
+        promise
+    }
+
+    /// `"idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed"`.
+    #[wasm_bindgen(getter, unchecked_return_type = "TranscriberState")]
+    pub fn state(&self) -> String {
+        self.shared.core.borrow().state().as_str().to_owned()
+    }
+
+    /// The `id` of the current session as `provision()` gave it, if any.
+    #[wasm_bindgen(getter = sessionId, unchecked_return_type = "string | undefined")]
+    pub fn session_id(&self) -> JsValue {
+        self.shared.io.borrow().session_id.clone()
+    }
+
+    /// Counters since creation.
+    #[wasm_bindgen(getter, unchecked_return_type = "TranscriberStats")]
+    pub fn stats(&self) -> JsValue {
+        let stats = self.shared.core.borrow().stats();
+        let number = |value: u64| value as f64;
+        JsObject::new()
+            .set("framesSent", number(stats.frames_sent))
+            .set("framesResent", number(stats.frames_resent))
+            .set("framesBuffered", number(stats.frames_buffered))
+            .set("framesDropped", number(stats.frames_dropped))
+            .set("framesDiscarded", number(stats.frames_discarded))
+            .set("connections", number(stats.connections))
+            .set("provisions", number(stats.provisions))
+            .set("malformedMessages", number(stats.malformed_messages))
+            .set("unknownMessages", number(stats.unknown_messages))
+            .build()
+    }
+}
+
+impl Drop for LiveTranscriber {
+    /// `free()` and `Symbol.dispose`: detaches at once (R4) — `stop_recording` if connected,
+    /// close, release the microphone — without waiting for the last transcripts.
+    fn drop(&mut self) {
+        let shared = &self.shared;
+        shared.release_microphone();
+        shared.core.borrow_mut().dispose(shared.clock.now());
+        shared.pump();
+        shared.timer.cancel();
+    }
+}
+
+impl Shared {
+    /// Performs queued actions until none is left, then re-arms the timer.
+    fn pump(self: &Rc<Self>) {
+        if self.pumping.replace(true) {
+            return;
+        }
+        loop {
+            let action = self.core.borrow_mut().poll_action();
+            match action {
+                Some(action) => self.perform(action),
+                None => break,
+            }
+        }
+        self.pumping.set(false);
+        let next = self.core.borrow().poll_timeout();
+        match next {
+            Some(at) => self.timer.ensure(at, || self.clock.now()),
+            None => self.timer.cancel(),
+        }
+    }
+
+    fn perform(self: &Rc<Self>, action: Action) {
+        match action {
+            Action::Provision => self.provision(),
+            Action::Connect(url) => self.connect(&url),
+            Action::Send(bytes) => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    send_bytes(socket, &bytes);
+                }
+            }
+            Action::SendStopRecording => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    send_text(socket, STOP_RECORDING);
+                }
+            }
+            Action::Close => self.close_socket(),
+            Action::StateChanged(state) => self.state_changed(state),
+            Action::Partial { text, utterance } => {
+                let meta = self.meta(utterance);
+                let callback = &self.callbacks.on_partial;
+                self.call2(callback, "onPartial", &JsValue::from_str(&text), &meta);
+            }
+            Action::Final { text, utterance } => {
+                let meta = self.meta(utterance);
+                let callback = &self.callbacks.on_final;
+                self.call2(callback, "onFinal", &JsValue::from_str(&text), &meta);
+            }
+            Action::SpeechStart { utterance } => {
+                let meta = self.meta(utterance);
+                self.call1(&self.callbacks.on_speech_start, "onSpeechStart", &meta);
+            }
+            Action::Error(error) => {
+                let error_js = error_to_js(&error);
+                if error.is_terminal() {
+                    self.io.borrow_mut().failure = error_js.clone();
+                }
+                self.call1(&self.callbacks.on_error, "onError", &error_js);
+            }
+        }
+    }
+
+    fn provision(self: &Rc<Self>) {
+        let id = {
+            let mut io = self.io.borrow_mut();
+            io.provision_id = io.provision_id.wrapping_add(1);
+            io.provision_id
+        };
+        let weak = Rc::downgrade(self);
+        let done = Closure::once_into_js(move |url: String, session_id: JsValue, status: i32| {
+            if let Some(shared) = weak.upgrade() {
+                shared.on_provision_settled(id, &url, session_id, status);
+            }
+        });
+        // The app's code runs here: no borrow is held.
+        let abort = call_provision(&self.callbacks.provision, &done);
+        let current = self.io.borrow().provision_id == id;
+        if current {
+            self.io.borrow_mut().provision_abort = Some(abort);
+        } else {
+            abort.abort(); // stopped from inside provision()
+        }
+    }
+
+    fn on_provision_settled(self: &Rc<Self>, id: u32, url: &str, session_id: JsValue, status: i32) {
+        {
+            let mut io = self.io.borrow_mut();
+            if io.provision_id != id || io.provision_abort.take().is_none() {
+                return;
+            }
+            if status < 0 {
+                io.session_id = session_id;
+            }
+        }
+        let now = self.clock.now();
+        if status < 0 {
+            self.core.borrow_mut().on_provisioned(url, now);
+        } else {
+            let status = u16::try_from(status).unwrap_or(0);
+            self.core.borrow_mut().on_provision_failed(status, now);
+        }
+        self.pump();
+    }
+
+    /// Aborts an unfinished `provision()` call; its result will be ignored.
+    fn abort_provision(&self) {
+        let abort = {
+            let mut io = self.io.borrow_mut();
+            io.provision_id = io.provision_id.wrapping_add(1);
+            io.provision_abort.take()
+        };
+        if let Some(abort) = abort {
+            abort.abort();
+        }
+    }
+
+    fn connect(self: &Rc<Self>, url: &str) {
+        self.close_socket();
+        let id = {
+            let mut io = self.io.borrow_mut();
+            io.socket_id = io.socket_id.wrapping_add(1);
+            io.socket_id
+        };
+        let socket = open_socket(url, id, self.on_socket_event.as_ref().unchecked_ref());
+        if socket.is_null() {
+            self.core.borrow_mut().on_connect_error(self.clock.now());
+        } else {
+            self.io.borrow_mut().socket = Some(socket);
+        }
+    }
+
+    fn close_socket(&self) {
+        let socket = self.io.borrow_mut().socket.take();
+        if let Some(socket) = socket {
+            close_socket(&socket);
+        }
+    }
+
+    fn on_socket_event(self: &Rc<Self>, id: u32, kind: u32, value: &JsValue) {
+        {
+            let mut io = self.io.borrow_mut();
+            if io.socket_id != id || io.socket.is_none() {
+                return;
+            }
+            if kind == 1 {
+                io.socket = None;
+            }
+        }
+        let now = self.clock.now();
+        {
+            let mut core = self.core.borrow_mut();
+            match kind {
+                0 => core.on_open(now),
+                1 => {
+                    let code = value
+                        .as_f64()
+                        .filter(|code| (0.0..=65_535.0).contains(code));
+                    core.on_close(code.map_or(1006, |code| code as u16), now);
+                }
+                _ => match value.as_string() {
+                    Some(text) => core.on_text(&text, now),
+                    None => core.on_binary_message(now),
+                },
+            }
+        }
+        self.pump();
+    }
+
+    fn push_audio(self: &Rc<Self>, pcm: &Int16Array) {
+        // The samples' bytes as they lie in memory: little-endian in every browser, as Gladia wants.
+        let bytes = Uint8Array::new_with_byte_offset_and_length(
+            &pcm.buffer(),
+            pcm.byte_offset(),
+            pcm.byte_length(),
+        )
+        .to_vec();
+        self.core.borrow_mut().send_audio(bytes, self.clock.now());
+        self.pump();
+    }
+
+    fn accepts_audio(&self) -> bool {
+        let core = self.core.borrow();
+        !core.state().is_terminal() && !core.is_stopping()
+    }
+
+    fn adopt_capture(&self, id: u32, capture: Capture) -> Result<(), JsValue> {
+        if self.io.borrow().capture_id != id || !self.accepts_audio() {
+            return Err(aborted());
+        }
+        let previous = self.io.borrow_mut().capture.replace(capture);
+        drop(previous);
+        Ok(())
+    }
+
+    fn release_microphone(&self) {
+        let capture = {
+            let mut io = self.io.borrow_mut();
+            io.capture_id = io.capture_id.wrapping_add(1); // a capture still starting is refused
+            io.capture.take()
+        };
+        drop(capture);
+    }
+
+    fn state_changed(&self, state: State) {
+        let name = JsValue::from_str(state.as_str());
+        self.call1(&self.callbacks.on_state_change, "onStateChange", &name);
+        match state {
+            State::Open => {
+                let waiters = std::mem::take(&mut self.io.borrow_mut().start_waiters);
+                for (resolve, _) in waiters {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            }
+            State::Stopped | State::Failed => {
+                self.release_microphone();
+                self.abort_provision();
+                let (starts, stops, failure) = {
+                    let mut io = self.io.borrow_mut();
+                    let starts = std::mem::take(&mut io.start_waiters);
+                    (
+                        starts,
+                        std::mem::take(&mut io.stop_waiters),
+                        io.failure.clone(),
+                    )
+                };
+                let reason = if state == State::Failed {
+                    failure
+                } else {
+                    aborted()
+                };
+                for (_, reject) in starts {
+                    let _ = reject.call1(&JsValue::UNDEFINED, &reason);
+                }
+                for resolve in stops {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn meta(&self, utterance: u64) -> JsValue {
+        JsObject::new()
+            .set("sessionId", self.io.borrow().session_id.clone())
+            .set("utterance", utterance as f64)
+            .build()
+    }
+
+    fn call1(&self, callback: &Option<Function>, name: &str, a: &JsValue) {
+        if let Some(callback) = callback {
+            let result = callback.call1(&JsValue::UNDEFINED, a);
+            self.report_throw(name, result);
+        }
+    }
+
+    fn call2(&self, callback: &Option<Function>, name: &str, a: &JsValue, b: &JsValue) {
+        if let Some(callback) = callback {
+            let result = callback.call2(&JsValue::UNDEFINED, a, b);
+            self.report_throw(name, result);
+        }
+    }
+
+    /// A throwing callback changes nothing; it is reported to `onError` (unless it is `onError`).
+    fn report_throw(&self, name: &str, result: Result<JsValue, JsValue>) {
+        if let (Err(cause), Some(on_error)) = (result, &self.callbacks.on_error) {
+            if name != "onError" {
+                let _ = on_error.call1(&JsValue::UNDEFINED, &callback_error(name, &cause));
+            }
+        }
+    }
+}
+
+fn aborted() -> JsValue {
+    dom_error("AbortError", "the transcriber was stopped")
+}
+
+fn error_to_js(error: &TranscriberError) -> JsValue {
+    let (status, frames, ms, total) = match *error {
+        TranscriberError::AudioDropped {
+            frames,
+            ms,
+            total_frames,
+        } => (0, frames, ms, total_frames),
+        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0),
+        _ => (0, 0, 0, 0),
+    };
+    transcriber_error(
+        error.code(),
+        &error.to_string(),
+        error.is_terminal(),
+        status,
+        frames as f64,
+        ms as f64,
+        total as f64,
+    )
+}

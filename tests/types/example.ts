@@ -62,3 +62,79 @@ new TurnController([{ name: "broken" }], options);
 // @ts-expect-error status is a closed set
 const wrong: TurnRecord["status"] = "done";
 console.log(wrong);
+
+// Streaming routes, personas and the reconnect policy.
+import {
+  openAiCompatibleRoute,
+  ReconnectPolicy,
+  LiveTranscriber,
+  gladiaProvisioner,
+  type ReconnectDecision,
+  type Provisioner,
+  type TranscriberState,
+  type TranscriberError,
+} from "turnguard";
+
+const streaming = openAiCompatibleRoute({
+  name: "proxy",
+  url: "/api/chat",
+  model: "gpt-4o-mini",
+  systemPrompt: "You are Ava.",
+  persona: "ava",
+  shareHistory: true,
+  body: { temperature: 0.3 },
+});
+const words: Route = {
+  name: "words",
+  persona: "ava",
+  async *generate() {
+    yield "Hello ";
+    yield "there.";
+  },
+};
+const talking = new TurnController([streaming, words], {
+  ...options,
+  fallbackPolicy: "samePersona",
+  firstChunkTimeoutMs: 1500,
+  chunkIdleTimeoutMs: 2000,
+  onSentence: (turnId: string, sentence: string) => console.log(turnId, sentence.length),
+});
+const heard: boolean = talking.setHeardText("turn-1", "Hello");
+console.log(heard);
+
+const policy = new ReconnectPolicy({ stableOpenMs: 5000, jitter: "full", randomSeed: 7 });
+policy.onOpen(performance.now());
+const decision: ReconnectDecision = policy.onClose(4403, performance.now());
+if (decision.action === "reprovision") console.log(decision.delayMs, decision.reason, policy.backoffAttempt);
+new ReconnectPolicy().onClientDetach();
+
+// Live transcription with an app-side provisioner (the page never holds the provider key).
+const provision: Provisioner = async ({ signal }) => {
+  const response = await fetch("/api/stt-session", { method: "POST", signal });
+  if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+  return response.json();
+};
+const transcriber = new LiveTranscriber({
+  provision,
+  policy: { initialDelayMs: 250 },
+  bufferMs: 5000,
+  onPartial: (text) => console.log(text.length),
+  onFinal: (text, meta) => void talking.run(`utterance-${meta.utterance}`, text),
+  onSpeechStart: () => talking.interrupt("turn-1"),
+  onStateChange: (state: TranscriberState) => console.log(state),
+  onError: (error: TranscriberError) => console.log(error.code, error.terminal),
+});
+await transcriber.start();
+await transcriber.attachMicrophone();
+transcriber.sendAudio(new Int16Array(320));
+console.log(transcriber.state, transcriber.stats.framesSent);
+await transcriber.stop();
+{
+  using dev = new LiveTranscriber({ provision: gladiaProvisioner({ apiKey: "dev-only" }) });
+  await dev.start();
+}
+
+// @ts-expect-error provision is required
+new LiveTranscriber({});
+// @ts-expect-error audio is PCM16
+transcriber.sendAudio(new Float32Array(320));

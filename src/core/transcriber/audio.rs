@@ -1,0 +1,231 @@
+//! The audio a transcriber keeps for its socket (rule L4): bounded, in order, at least once.
+//!
+//! Frames wait in one queue, oldest first. The first `in_flight` of them went out on the current
+//! socket and wait for confirmation; the rest wait for a socket. Three rules:
+//! - **Bounded.** The queue never holds more than `bound` bytes. Over it, the oldest frames go:
+//!   a frame that never went out is *dropped* (counted, and reported as
+//!   [`TranscriberError::AudioDropped`] at the first drop of an outage, then the rest when a socket
+//!   opens or the transcriber ends); one that already went out once is only forgotten.
+//! - **In order.** Frames go out in the order they came, and a socket that closes puts its
+//!   unconfirmed frames back at the front, ahead of anything newer.
+//! - **At least once.** A frame handed to a socket is confirmed by the server's `audio_chunk`
+//!   acknowledgments once the session sends them — each confirms the oldest unconfirmed frames
+//!   its byte range covers, at least one — otherwise by the socket staying open
+//!   [`UNACKED_CONFIRM_MS`] after the send. So a socket that dies right after it opened does not
+//!   take the buffered audio with it. Acknowledgments are matched by length, never by the
+//!   session's byte offsets: a server that got a frame twice counts it twice, and an offset would
+//!   then confirm a frame it never received. A frame that arrived but whose acknowledgment was
+//!   lost is sent twice; none is lost to a flap.
+
+use super::{Action, TranscriberError};
+use crate::core::gladia;
+use crate::core::time::Millis;
+use std::collections::VecDeque;
+
+/// Without acknowledgments, audio handed to a socket counts as delivered once the socket stayed
+/// open this long after the send: long enough to catch a socket that dies right after it opened
+/// or mid-burst (the browser reports a reset within a round trip), short enough to resend little.
+pub const UNACKED_CONFIRM_MS: u64 = 250;
+
+#[derive(Debug)]
+struct Frame {
+    bytes: Vec<u8>,
+    /// When it was last handed to a socket.
+    sent_at: Millis,
+    /// Handed to a socket at least once, so the next send is a resend.
+    sent: bool,
+}
+
+/// Frame counters since creation.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct AudioCounts {
+    pub(super) sent: u64,
+    pub(super) resent: u64,
+    pub(super) dropped: u64,
+    pub(super) discarded: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct AudioBuffer {
+    frames: VecDeque<Frame>,
+    bytes: u64,
+    bound: u64,
+    sample_rate: u32,
+    in_flight: usize,
+    /// The session acknowledges audio: only acknowledgments confirm, not time.
+    acknowledging: bool,
+    dropped_unreported: u64,
+    dropped_bytes_unreported: u64,
+    /// This outage has reported its first drop.
+    outage_reported: bool,
+    pub(super) counts: AudioCounts,
+}
+
+impl AudioBuffer {
+    pub(super) fn new(bound: u64, sample_rate: u32) -> Self {
+        AudioBuffer {
+            frames: VecDeque::new(),
+            bytes: 0,
+            bound,
+            sample_rate,
+            in_flight: 0,
+            acknowledging: false,
+            dropped_unreported: 0,
+            dropped_bytes_unreported: 0,
+            outage_reported: false,
+            counts: AudioCounts::default(),
+        }
+    }
+
+    /// Bytes kept (waiting or unconfirmed).
+    pub(super) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Frames waiting for a socket.
+    pub(super) fn waiting(&self) -> u64 {
+        self.frames.len().saturating_sub(self.in_flight) as u64
+    }
+
+    /// Keeps a frame; with a socket open it goes out at once.
+    pub(super) fn push(
+        &mut self,
+        bytes: Vec<u8>,
+        now: Millis,
+        open: bool,
+        actions: &mut VecDeque<Action>,
+    ) {
+        self.bytes = self.bytes.saturating_add(bytes.len() as u64);
+        self.frames.push_back(Frame {
+            bytes,
+            sent_at: now,
+            sent: false,
+        });
+        if open {
+            self.confirm_by_time(now);
+            self.transmit_waiting(now, actions);
+        }
+        self.enforce_bound(actions);
+    }
+
+    /// A socket opened: everything waiting goes out, in order; drops not reported yet are.
+    pub(super) fn on_open(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+        self.transmit_waiting(now, actions);
+        self.report_drops(actions);
+        self.outage_reported = false;
+    }
+
+    /// The socket is gone: what it did not confirm waits again, at the front.
+    pub(super) fn on_socket_lost(&mut self, now: Millis) {
+        self.confirm_by_time(now);
+        self.in_flight = 0;
+    }
+
+    /// A new session: it has not acknowledged anything yet.
+    pub(super) fn on_new_session(&mut self) {
+        self.acknowledging = false;
+    }
+
+    /// An acknowledgment of `bytes` bytes confirms the oldest unconfirmed frames it covers, at
+    /// least one. Acknowledgments come on the socket the frames went out on, in order, so a
+    /// coalesced or lost one only leaves frames unconfirmed (sent again), never the reverse.
+    pub(super) fn on_acknowledged(&mut self, bytes: u64) {
+        self.acknowledging = true;
+        let mut covered = 0u64;
+        while self.in_flight > 0 && bytes > 0 {
+            let Some(size) = self.frames.front().map(|frame| frame.bytes.len() as u64) else {
+                break;
+            };
+            if covered > 0 && covered.saturating_add(size) > bytes {
+                break;
+            }
+            covered = covered.saturating_add(size);
+            self.pop_front();
+            self.in_flight -= 1;
+        }
+    }
+
+    /// The transcriber is over: frames that never went out are discarded (counted), drops not
+    /// reported yet are reported.
+    pub(super) fn release(&mut self, actions: &mut VecDeque<Action>) {
+        let never_sent = self.frames.iter().filter(|frame| !frame.sent).count();
+        self.counts.discarded += never_sent as u64;
+        self.frames.clear();
+        self.bytes = 0;
+        self.in_flight = 0;
+        self.report_drops(actions);
+    }
+
+    fn transmit_waiting(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+        for frame in self.frames.iter_mut().skip(self.in_flight) {
+            frame.sent_at = now;
+            self.counts.sent += 1;
+            if frame.sent {
+                self.counts.resent += 1;
+            }
+            frame.sent = true;
+            actions.push_back(Action::Send(frame.bytes.clone()));
+        }
+        self.in_flight = self.frames.len();
+    }
+
+    /// Forgets sent frames that stayed on an open socket long enough, unless the session
+    /// acknowledges audio (then only acknowledgments confirm).
+    fn confirm_by_time(&mut self, now: Millis) {
+        while self.in_flight > 0 && !self.acknowledging {
+            let confirmed = self
+                .frames
+                .front()
+                .is_some_and(|frame| now.since(frame.sent_at) >= UNACKED_CONFIRM_MS);
+            if !confirmed {
+                break;
+            }
+            self.pop_front();
+            self.in_flight -= 1;
+        }
+    }
+
+    fn enforce_bound(&mut self, actions: &mut VecDeque<Action>) {
+        while self.bytes > self.bound {
+            let Some(frame) = self.pop_front() else {
+                break;
+            };
+            if self.in_flight > 0 {
+                self.in_flight -= 1;
+            }
+            if frame.sent {
+                continue;
+            }
+            self.counts.dropped += 1;
+            self.dropped_unreported += 1;
+            self.dropped_bytes_unreported = self
+                .dropped_bytes_unreported
+                .saturating_add(frame.bytes.len() as u64);
+            if !self.outage_reported {
+                self.outage_reported = true;
+                self.report_drops(actions);
+            }
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<Frame> {
+        let frame = self.frames.pop_front()?;
+        self.bytes = self.bytes.saturating_sub(frame.bytes.len() as u64);
+        Some(frame)
+    }
+
+    fn report_drops(&mut self, actions: &mut VecDeque<Action>) {
+        if self.dropped_unreported == 0 {
+            return;
+        }
+        let bytes_per_second = gladia::pcm_bytes_for_ms(1_000, self.sample_rate).max(1);
+        let ms = u128::from(self.dropped_bytes_unreported) * 1_000 / u128::from(bytes_per_second);
+        actions.push_back(Action::Error(TranscriberError::AudioDropped {
+            frames: self.dropped_unreported,
+            ms: u64::try_from(ms).unwrap_or(u64::MAX),
+            total_frames: self.counts.dropped,
+        }));
+        self.dropped_unreported = 0;
+        self.dropped_bytes_unreported = 0;
+    }
+}

@@ -1,0 +1,190 @@
+//! `LiveTranscriber` options, the development-only `gladiaProvisioner`, and their TypeScript
+//! types. Every bad value throws a `TypeError`/`RangeError` naming the field.
+
+use crate::core::reconnect::ReconnectConfig;
+use crate::core::transcriber::TranscriberConfig;
+use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::policy::parse_reconnect_config;
+use js_sys::Function;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = makeGladiaProvisioner)]
+    fn make_gladia_provisioner(api_key: &str, api_url: &str, config: &JsValue) -> Function;
+}
+
+/// The app's callbacks.
+pub(super) struct Callbacks {
+    pub(super) provision: Function,
+    pub(super) on_partial: Option<Function>,
+    pub(super) on_final: Option<Function>,
+    pub(super) on_speech_start: Option<Function>,
+    pub(super) on_state_change: Option<Function>,
+    pub(super) on_error: Option<Function>,
+}
+
+const MAX_SAMPLE_RATE: u64 = 96_000;
+const MIN_SAMPLE_RATE: u64 = 8_000;
+
+pub(super) fn parse_options(options: &JsValue) -> Result<(TranscriberConfig, Callbacks), JsValue> {
+    let fields = Fields::of(options, "options")?;
+    let callbacks = Callbacks {
+        provision: fields.function("provision")?,
+        on_partial: fields.optional_function("onPartial")?,
+        on_final: fields.optional_function("onFinal")?,
+        on_speech_start: fields.optional_function("onSpeechStart")?,
+        on_state_change: fields.optional_function("onStateChange")?,
+        on_error: fields.optional_function("onError")?,
+    };
+    let mut config = TranscriberConfig {
+        reconnect: parse_policy(&fields.get("policy")?)?,
+        ..TranscriberConfig::default()
+    };
+    let rate = fields.count("sampleRate", u64::from(config.sample_rate), 0)?;
+    if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
+        return Err(range_error(&format!(
+            "options.sampleRate must be a whole number from {MIN_SAMPLE_RATE} to {MAX_SAMPLE_RATE}"
+        )));
+    }
+    config.sample_rate = u32::try_from(rate).unwrap_or(u32::MAX);
+    config.buffer_ms = fields.non_negative_ms("bufferMs", config.buffer_ms)?;
+    config.connect_timeout_ms =
+        fields.positive_ms("connectTimeoutMs", config.connect_timeout_ms)?;
+    config.stop_timeout_ms = fields.positive_ms("stopTimeoutMs", config.stop_timeout_ms)?;
+    Ok((config, callbacks))
+}
+
+/// `options.policy` through `parse_reconnect_config`, whose messages say `options.<field>`:
+/// renamed to `options.policy.<field>` so the error names the field where the app wrote it.
+fn parse_policy(policy: &JsValue) -> Result<ReconnectConfig, JsValue> {
+    parse_reconnect_config(policy).map_err(|error| {
+        let message = js_sys::Reflect::get(&error, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|message| message.as_string());
+        let Some(message) = message else {
+            return error;
+        };
+        let message = message.replace("options", "options.policy");
+        if error.is_instance_of::<js_sys::RangeError>() {
+            range_error(&message)
+        } else if error.is_instance_of::<js_sys::TypeError>() {
+            type_error(&message)
+        } else {
+            error
+        }
+    })
+}
+
+/// **Development only.** A `provision()` that calls Gladia's `POST {apiUrl}/v2/live` from the
+/// page with `apiKey`: anyone who opens the page can read the key. In production `provision()`
+/// calls your own backend, which holds the key (L1). `config` is merged over PCM16 mono 16 kHz.
+#[wasm_bindgen(js_name = gladiaProvisioner, unchecked_return_type = "Provisioner")]
+pub fn gladia_provisioner(
+    #[wasm_bindgen(unchecked_param_type = "GladiaProvisionerOptions")] options: JsValue,
+) -> Result<Function, JsValue> {
+    let fields = Fields::of(&options, "options")?;
+    let api_key = fields.string("apiKey")?;
+    let api_url = if fields.get("apiUrl")?.is_undefined() {
+        "https://api.gladia.io".to_owned()
+    } else {
+        fields.string("apiUrl")?
+    };
+    let config = fields.get("config")?;
+    if !config.is_undefined() && !config.is_object() {
+        return Err(type_error("options.config must be an object"));
+    }
+    Ok(make_gladia_provisioner(&api_key, &api_url, &config))
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TRANSCRIBER_TYPES: &str = r#"
+/** What `provision()` resolves to: the live session's WebSocket URL (it carries the session token) and its id. */
+export interface ProvisionedSession {
+  url: string;
+  id?: string;
+}
+
+/**
+ * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
+ * with the provider key). `signal` aborts when the transcriber stops. Reject with `{ status }` on
+ * an HTTP error: 408, 429 and 5xx (and errors without a status) are retried after a backoff, other
+ * statuses fail the transcriber.
+ */
+export type Provisioner = (request: { signal: AbortSignal }) => Promise<ProvisionedSession> | ProvisionedSession;
+
+export type TranscriberState = "idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed";
+
+/** `utterance` counts final transcripts from 1; partials and speech starts carry the number of the utterance under way. */
+export interface TranscriptMeta {
+  sessionId?: string;
+  utterance: number;
+}
+
+/** What `onError` receives. `terminal: true` comes once, right before the state becomes `failed`. */
+export interface TranscriberError extends Error {
+  code: "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error";
+  terminal: boolean;
+  /** `provision_rejected`: the HTTP status. */
+  status?: number;
+  /** `audio_dropped`: frames dropped since the last report, their duration, and all frames dropped so far. */
+  frames?: number;
+  ms?: number;
+  totalFrames?: number;
+  /** `callback_error`: which callback threw (the thrown value is the `cause`). */
+  callback?: string;
+}
+
+export interface LiveTranscriberOptions {
+  provision: Provisioner;
+  /** The reconnect rules (R1–R4); defaults as `new ReconnectPolicy()`. */
+  policy?: ReconnectPolicyOptions;
+  /** Sample rate of the PCM16 mono audio given to `sendAudio` and produced by `attachMicrophone`. Default 16000. */
+  sampleRate?: number;
+  /** Most audio kept while disconnected, in milliseconds; beyond it the oldest is dropped and reported. Default 10000. */
+  bufferMs?: number;
+  /** A socket that has not opened after this long counts as a failed connection. Default 10000. */
+  connectTimeoutMs?: number;
+  /** How long `stop()` waits for the last transcripts after `stop_recording`. Default 5000. */
+  stopTimeoutMs?: number;
+  /** Partial transcripts: for captions only, never for starting a turn. */
+  onPartial?(text: string, meta: TranscriptMeta): void;
+  onFinal?(text: string, meta: TranscriptMeta): void;
+  /** The user started talking (barge-in). */
+  onSpeechStart?(meta: TranscriptMeta): void;
+  onStateChange?(state: TranscriberState): void;
+  onError?(error: TranscriberError): void;
+}
+
+/** Counters since the transcriber was created. */
+export interface TranscriberStats {
+  /** Frames handed to an open socket, resends included. */
+  framesSent: number;
+  /** Of those, frames sent again because their socket closed before they were confirmed. */
+  framesResent: number;
+  /** Frames waiting for a socket right now. */
+  framesBuffered: number;
+  /** Frames dropped over `bufferMs` before they were ever sent. */
+  framesDropped: number;
+  /** Frames still waiting when the transcriber stopped or failed. */
+  framesDiscarded: number;
+  /** Sockets created. */
+  connections: number;
+  /** `provision()` calls. */
+  provisions: number;
+  /** Server messages that were not JSON objects with a `type`, or incomplete transcripts. */
+  malformedMessages: number;
+  /** Server messages of an unknown `type`. */
+  unknownMessages: number;
+}
+
+/** Options of the development-only `gladiaProvisioner`. */
+export interface GladiaProvisionerOptions {
+  /** A Gladia key: it is readable by anyone who opens the page. Never ship this. */
+  apiKey: string;
+  /** Default "https://api.gladia.io". */
+  apiUrl?: string;
+  /** The `POST /v2/live` body, merged over `{ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }`. */
+  config?: Record<string, unknown>;
+}
+"#;

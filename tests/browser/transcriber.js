@@ -1,0 +1,516 @@
+// LiveTranscriber scenarios in a real browser against the dev stack's mock Gladia live STT: real
+// WebSockets, real timers, real Web Audio. `ctx` is `{ devstack, make, makeProvisioner }`:
+// `make(options)` is `new LiveTranscriber(options)`, `makeProvisioner(options)` is `gladiaProvisioner`.
+// Server-side assertions are scoped to the session ids each scenario provisioned.
+
+import { assert, assertEq, assertThrows, sleep } from "./support.js";
+
+/** The compressed policy of the issue, with exact delays so gaps can be checked. */
+const FAST = { stableOpenMs: 400, initialDelayMs: 50, maxDelayMs: 400, jitter: "none" };
+const AUDIO_CONFIG = { encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 };
+
+async function serverStats(devstack) {
+  const response = await fetch(`${devstack}/__stats`);
+  return (await response.json()).stt;
+}
+
+async function sessionStats(devstack, id) {
+  const session = (await serverStats(devstack)).sessions[id];
+  assert(session !== undefined, `the server knows session ${id}`);
+  return session;
+}
+
+/** A provision() as an app writes it: a call to its own backend, no key in the page. */
+function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
+  const calls = [];
+  const sessions = [];
+  const provision = async ({ signal }) => {
+    calls.push(performance.now());
+    const response = await fetch(`${devstack}/stt/${mode}/v2/live${query}`, {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(config),
+    });
+    if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+    const session = await response.json();
+    sessions.push(session.id);
+    return session;
+  };
+  return { provision, calls, sessions };
+}
+
+/** Callbacks that record everything, with times. */
+function recorder() {
+  const log = { states: [], times: [], partials: [], finals: [], speechStarts: [], errors: [] };
+  return {
+    log,
+    onStateChange(state) {
+      log.states.push(state);
+      log.times.push([state, performance.now()]);
+    },
+    onPartial: (text, meta) => log.partials.push([text, meta.utterance]),
+    onFinal: (text, meta) => log.finals.push([text, meta.utterance, meta.sessionId]),
+    onSpeechStart: (meta) => log.speechStarts.push(meta.utterance),
+    onError: (error) => log.errors.push(error),
+  };
+}
+
+/** A 20 ms frame at 16 kHz whose first four bytes are `number`, little-endian (echo_frames reads them). */
+function frame(number) {
+  const pcm = new Int16Array(320);
+  new DataView(pcm.buffer).setUint32(0, number, true);
+  return pcm;
+}
+
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+async function until(condition, timeoutMs, label) {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${label}`);
+    await sleep(10);
+  }
+}
+
+/** Numbers in order of first appearance. */
+const firstAppearances = (numbers) => [...new Set(numbers)];
+
+const NO_AUDIO = "this browser cannot run an AudioContext here (no audio output device)";
+
+/**
+ * Whether `context` starts. Headless Firefox on a machine without an audio output device never
+ * starts one (resume() stays pending): there is nothing to capture then, so the microphone
+ * scenarios say so instead of hanging. The capture path is covered in Chrome.
+ */
+async function runs(context) {
+  const running = await Promise.race([context.resume().then(() => true), sleep(1500).then(() => false)]);
+  if (!running) context.close().catch(() => {});
+  return running;
+}
+
+const scenarios = {
+  async normalModeDeliversPartialsAndFinals({ devstack, make }) {
+    const app = backend(devstack, "normal");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    assertEq(transcriber.state, "idle", "initial state");
+    for (const n of range(1, 25)) transcriber.sendAudio(frame(n)); // before start: buffered
+    assertEq(transcriber.stats.framesBuffered, 25, "buffered before start");
+    await transcriber.start();
+    for (const n of range(26, 100)) transcriber.sendAudio(frame(n));
+    await until(() => events.log.finals.length === 2, 3000, "two finals");
+    const id = app.sessions[0];
+    assertEq(events.log.finals, [["utterance 1", 1, id], ["utterance 2", 2, id]], "finals with meta");
+    assertEq(events.log.partials, [["utterance", 1], ["utterance", 2]], "partials");
+    assertEq(events.log.speechStarts, [1, 2], "speech starts");
+    assertEq(transcriber.sessionId, id, "sessionId");
+    await transcriber.stop();
+    const session = await sessionStats(devstack, id);
+    assertEq([session.connections, session.binaryFrames, session.bytes, session.stopRecordings], [1, 100, 64000, 1], "server saw");
+    const stats = transcriber.stats;
+    assertEq([stats.provisions, stats.connections, stats.framesSent, stats.framesDropped, stats.malformedMessages, stats.unknownMessages], [1, 1, 100, 0, 0, 0], "client stats");
+    assertEq(events.log.states, ["provisioning", "connecting", "open", "stopped"], "states");
+    assertEq(events.log.errors, [], "no errors");
+    transcriber.free();
+  },
+
+  async close4403LoopProvisionsThreeTimesThenFails({ devstack, make }) {
+    const app = backend(devstack, "close4403");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    await transcriber.start(); // each socket opens, then the server closes it with 4403
+    await until(() => transcriber.state === "failed", 5000, "failed");
+    await sleep(300);
+    assertEq(app.calls.length, 3, "exactly 3 provisions");
+    assertEq(new Set(app.sessions).size, 3, "3 distinct sessions");
+    let connections = 0;
+    for (const id of app.sessions) {
+      const session = await sessionStats(devstack, id);
+      connections += session.connections;
+      assertEq(session.closeCodes, [4403], `session ${id} closed once with 4403`);
+    }
+    assert(connections <= 3, `at most 3 connections, got ${connections}`);
+    assertEq(transcriber.stats.provisions, 3, "client provisions");
+    const terminal = events.log.errors.filter((error) => error.terminal);
+    assertEq(terminal.length, 1, "one terminal error");
+    assert(terminal[0] instanceof Error, "a real Error");
+    assertEq([terminal[0].code, events.log.states.at(-1)], ["reprovision_limit", "failed"], "reason and state");
+    await assertThrows(() => transcriber.start(), Error, /gave up/, "start after failure");
+    await transcriber.stop(); // resolves at once
+    transcriber.free();
+    return { provisions: app.calls.length, connections };
+  },
+
+  async drop1006BacksOffWithGrowingGapsToTheSameSession({ devstack, make }) {
+    const app = backend(devstack, "drop1006");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    transcriber.start().catch(() => {});
+    await sleep(1600);
+    await transcriber.stop();
+    // The waits the transcriber chose: from entering backoff to connecting again. (Time between
+    // connects also holds the browser's own handshake and close detection: Firefox delays
+    // reconnects to a host whose sockets keep failing.)
+    const waits = [];
+    events.log.times.forEach(([state, at], i) => {
+      const next = events.log.times[i + 1];
+      if (state === "backoff" && next?.[0] === "connecting") waits.push(next[1] - at);
+    });
+    const expected = [50, 100, 200, 400, 400, 400];
+    assert(waits.length >= 2, `at least two reconnects: ${waits.map(Math.round)}`);
+    waits.forEach((wait, i) => {
+      assert(wait >= expected[i] - 5 && wait <= expected[i] + 100, `wait ${i} = ${Math.round(wait)} ms, expected ${expected[i]}`);
+    });
+    assertEq(app.calls.length, 1, "one provision: drops reconnect to the same session");
+    const session = await sessionStats(devstack, app.sessions[0]);
+    // At most 7 fit the schedule in 1.6 s; fewer when the browser adds its own delay (Firefox
+    // slows reconnects to a host whose sockets keep failing).
+    assert(session.connections >= 3 && session.connections <= 7, `bounded connections in 1.6 s: ${session.connections}`);
+    assertEq(session.connections, transcriber.stats.connections, "client and server agree");
+    await sleep(500);
+    assertEq((await sessionStats(devstack, app.sessions[0])).connections, session.connections, "nothing connects after stop");
+    assertEq(transcriber.state, "stopped", "stopped");
+    transcriber.free();
+    return { connections: session.connections, waits: waits.map(Math.round) };
+  },
+
+  async framesAcrossADropAllReachTheServerInOrder({ devstack, make }) {
+    const app = backend(devstack, "echo_frames", "?dropAfterFrames=20&times=1");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    await transcriber.start();
+    for (const n of range(1, 60)) {
+      transcriber.sendAudio(frame(n));
+      await sleep(20); // paced like a microphone
+    }
+    const id = app.sessions[0];
+    await until(async () => (await sessionStats(devstack, id)).binaryFrames >= 60 && transcriber.stats.framesBuffered === 0, 3000, "60 frames at the server");
+    await transcriber.stop();
+    const session = await sessionStats(devstack, id);
+    assertEq(session.frameNumbers, range(1, 60), "every frame, in order, once");
+    assertEq(session.connections, 2, "one drop, one reconnect to the same session");
+    assertEq(session.closeCodes[0], 1006, "the first socket was cut");
+    assertEq(app.calls.length, 1, "no new session for a drop");
+    assert(events.log.states.includes("backoff"), "it went through a backoff");
+    const resent = transcriber.stats.framesResent;
+    transcriber.free();
+    return { connections: session.connections, resent };
+  },
+
+  async bufferedAudioSurvivesSocketsThatDieAtOnce({ devstack, make }) {
+    const app = backend(devstack, "drop1006", "?times=2&recordFrames=1");
+    const transcriber = make({ provision: app.provision, policy: FAST });
+    for (const n of range(1, 25)) transcriber.sendAudio(frame(n));
+    transcriber.start().catch(() => {});
+    await until(() => app.sessions.length === 1, 2000, "provisioned");
+    const id = app.sessions[0];
+    await until(async () => {
+      const session = await sessionStats(devstack, id);
+      return session.connections === 3 && new Set(session.frameNumbers).size >= 25;
+    }, 3000, "all frames through the third socket");
+    const session = await sessionStats(devstack, id);
+    assertEq(firstAppearances(session.frameNumbers), range(1, 25), "nothing lost, in order (resends may repeat)");
+    assertEq(transcriber.state, "open", "the third socket stays");
+    const resent = transcriber.stats.framesResent;
+    await transcriber.stop();
+    transcriber.free();
+    return { connections: session.connections, resent, framesAtServer: session.frameNumbers.length };
+  },
+
+  async overflowDropsTheOldestAndReportsIt({ devstack, make }) {
+    const app = backend(devstack, "echo_frames");
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const events = recorder();
+    const transcriber = make({
+      provision: async (request) => {
+        await gate;
+        return app.provision(request);
+      },
+      bufferMs: 100, // five 20 ms frames
+      policy: FAST,
+      ...events,
+    });
+    transcriber.start().catch(() => {});
+    for (const n of range(1, 10)) transcriber.sendAudio(frame(n));
+    assertEq(events.log.errors.length, 1, "the first drop is reported at once");
+    const [first] = events.log.errors;
+    assertEq([first.code, first.terminal, first.frames, first.ms, first.totalFrames], ["audio_dropped", false, 1, 20, 1], "first report");
+    assertEq([transcriber.stats.framesBuffered, transcriber.stats.framesDropped], [5, 5], "stats");
+    release();
+    await until(() => transcriber.state === "open", 2000, "open");
+    const second = events.log.errors[1];
+    assertEq([second.code, second.frames, second.totalFrames], ["audio_dropped", 4, 5], "the rest is reported when back");
+    const id = app.sessions[0];
+    await until(async () => (await sessionStats(devstack, id)).binaryFrames >= 5, 2000, "frames at the server");
+    assertEq((await sessionStats(devstack, id)).frameNumbers, range(6, 10), "the newest five, in order");
+    await transcriber.stop();
+    transcriber.free();
+  },
+
+  async provision429BacksOffThenSucceeds({ devstack, make }) {
+    // `times=N` counts the mode's provisions since the last reset.
+    await fetch(`${devstack}/__reset`, { method: "POST" });
+    const app = backend(devstack, "provision429", "?times=2");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    await transcriber.start();
+    assertEq(app.calls.length, 3, "two refusals, then a session");
+    const gaps = app.calls.slice(1).map((at, i) => at - app.calls[i]);
+    assert(gaps[0] >= 45 && gaps[1] >= 95, `provisioning backs off: ${gaps.map(Math.round)}`);
+    assertEq(events.log.states, ["provisioning", "backoff", "provisioning", "backoff", "provisioning", "connecting", "open"], "states");
+    const mode = (await serverStats(devstack)).modes.provision429;
+    assertEq([mode.provisions, mode.provisionsRefused], [3, 2], "server counts");
+    assertEq(events.log.errors, [], "transient failures are not errors");
+    await transcriber.stop();
+    transcriber.free();
+    return { provisions: app.calls.length };
+  },
+
+  async provision401FailsWithItsStatus({ devstack, make }) {
+    const app = backend(devstack, "provision401");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    let rejection;
+    await transcriber.start().catch((error) => (rejection = error));
+    assert(rejection instanceof Error, "start rejects with the terminal error");
+    assertEq([rejection.code, rejection.status, rejection.terminal], ["provision_rejected", 401, true], "error fields");
+    assertEq(events.log.errors, [rejection], "the same object went to onError");
+    assertEq([transcriber.state, app.calls.length], ["failed", 1], "no retry after a 401");
+    transcriber.free();
+  },
+
+  async stopSendsStopRecordingOnceAndNothingConnectsAfter({ devstack, make }) {
+    const app = backend(devstack, "normal");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    await transcriber.start();
+    for (const n of range(1, 38)) transcriber.sendAudio(frame(n)); // 0.76 s: an utterance under way
+    await until(() => events.log.partials.length === 1, 2000, "a partial");
+    await transcriber.stop();
+    assertEq(events.log.finals.map(([text]) => text), ["utterance 1"], "the pending final arrived before stop resolved");
+    assertEq(transcriber.state, "stopped", "stopped");
+    await transcriber.stop();
+    transcriber.sendAudio(frame(99)); // ignored, no throw
+    await assertThrows(() => transcriber.start(), DOMException, /stopped/, "start after stop");
+    await sleep(300);
+    const session = await sessionStats(devstack, app.sessions[0]);
+    assertEq([session.stopRecordings, session.connections, session.ended, session.open], [1, 1, true, 0], "server saw");
+    assertEq(app.calls.length, 1, "no provision after stop");
+    transcriber.free();
+  },
+
+  async reentrantStopFromOnFinal({ devstack, make }) {
+    const app = backend(devstack, "normal");
+    let transcriber;
+    let stopping;
+    const finals = [];
+    const errors = [];
+    transcriber = make({
+      provision: app.provision,
+      policy: FAST,
+      onFinal(text, meta) {
+        finals.push(text);
+        if (meta.utterance === 1) {
+          stopping = transcriber.stop(); // re-entrant: from inside the callback
+          assertEq(transcriber.stats.connections, 1, "getters work inside callbacks");
+        }
+      },
+      onError: (error) => errors.push(error),
+    });
+    await transcriber.start();
+    for (const n of range(1, 100)) transcriber.sendAudio(frame(n));
+    await until(() => stopping !== undefined, 3000, "stop from onFinal");
+    await stopping;
+    assertEq(transcriber.state, "stopped", "stopped");
+    assert(finals[0] === "utterance 1", "the final that stopped it");
+    assertEq(errors, [], "no callback errors");
+    await sleep(200);
+    const session = await sessionStats(devstack, app.sessions[0]);
+    assertEq([session.stopRecordings, session.connections], [1, 1], "stop_recording once");
+    transcriber.free();
+  },
+
+  async freeFromOnFinalDetachesAtOnce({ devstack, make }) {
+    const app = backend(devstack, "normal");
+    const states = [];
+    let transcriber;
+    let freed = false;
+    transcriber = make({
+      provision: app.provision,
+      policy: FAST,
+      onStateChange: (state) => states.push(state),
+      onFinal() {
+        if (!freed) {
+          freed = true;
+          transcriber.free();
+        }
+      },
+    });
+    await transcriber.start();
+    for (const n of range(1, 100)) transcriber.sendAudio(frame(n));
+    await until(() => freed, 3000, "free from onFinal");
+    assertEq(states.at(-1), "stopped", "the last state");
+    const id = app.sessions[0];
+    await until(async () => (await sessionStats(devstack, id)).open === 0, 2000, "socket closed");
+    const session = await sessionStats(devstack, id);
+    assertEq([session.stopRecordings, session.connections], [1, 1], "dispose sent stop_recording and closed");
+  },
+
+  async throwingCallbacksAreReportedAndChangeNothing({ devstack, make }) {
+    const app = backend(devstack, "normal");
+    const errors = [];
+    const transcriber = make({
+      provision: app.provision,
+      policy: FAST,
+      onPartial() {
+        throw new Error("app bug");
+      },
+      onError: (error) => errors.push(error),
+    });
+    await transcriber.start();
+    for (const n of range(1, 50)) transcriber.sendAudio(frame(n));
+    await until(() => errors.length === 1, 2000, "the throw reported");
+    assertEq([errors[0].code, errors[0].callback, errors[0].terminal, errors[0].cause.message], ["callback_error", "onPartial", false, "app bug"], "callback error");
+    assertEq(transcriber.state, "open", "still open");
+    await transcriber.stop();
+    transcriber.free();
+  },
+
+  async slowHandshakeTimesOutThenOpens({ devstack, make }) {
+    const slow = backend(devstack, "slow_handshake", "?handshakeMs=600");
+    const events = recorder();
+    const impatient = make({ provision: slow.provision, policy: FAST, connectTimeoutMs: 150, ...events });
+    impatient.start().catch(() => {});
+    await sleep(700);
+    await impatient.stop();
+    assert(impatient.stats.connections >= 2, `retried after the timeout: ${impatient.stats.connections}`);
+    assert(events.log.states.includes("backoff"), "a timeout backs off");
+    assertEq(slow.calls.length, 1, "a slow handshake is not a dead session");
+    impatient.free();
+
+    const patient = backend(devstack, "slow_handshake", "?handshakeMs=200&recordFrames=1");
+    const transcriber = make({ provision: patient.provision, policy: FAST, connectTimeoutMs: 2000 });
+    for (const n of range(1, 10)) transcriber.sendAudio(frame(n));
+    await transcriber.start();
+    const id = patient.sessions[0];
+    await until(async () => (await sessionStats(devstack, id)).binaryFrames >= 10, 2000, "frames");
+    assertEq((await sessionStats(devstack, id)).frameNumbers, range(1, 10), "buffered during the handshake, then sent");
+    await transcriber.stop();
+    transcriber.free();
+  },
+
+  async gladiaProvisionerSendsTheKeyItself({ devstack, make, makeProvisioner }) {
+    const withKey = async () => (await serverStats(devstack)).modes.normal?.provisionsWithKey ?? 0;
+    const before = await withKey();
+    const provision = makeProvisioner({ apiKey: "dev-only-key", apiUrl: `${devstack}/stt/normal/` });
+    const transcriber = make({ provision, policy: FAST });
+    await transcriber.start();
+    assertEq(await withKey(), before + 1, "the key went straight to the provider");
+    assert(typeof transcriber.sessionId === "string", "session id from the response");
+    await transcriber.stop();
+    transcriber.free();
+  },
+
+  async microphoneStreamIsCapturedAt16kHz({ devstack, make }) {
+    // A MediaStream from an oscillator stands in for the microphone: the capture graph, the
+    // worklet and the resampler are the same as for getUserMedia.
+    const context = new AudioContext();
+    const oscillator = new OscillatorNode(context, { frequency: 440 });
+    const destination = context.createMediaStreamDestination();
+    oscillator.connect(destination);
+    oscillator.start();
+    if (!(await runs(context))) return { skipped: NO_AUDIO };
+    const app = backend(devstack, "echo_frames");
+    const transcriber = make({ provision: app.provision, policy: FAST });
+    await transcriber.start();
+    await transcriber.attachMicrophone(destination.stream);
+    await until(() => transcriber.stats.framesSent > 0, 2000, "the first frame");
+    const started = performance.now();
+    const firstCount = transcriber.stats.framesSent;
+    await sleep(1000);
+    const perSecond = ((transcriber.stats.framesSent - firstCount) * 1000) / (performance.now() - started);
+    await transcriber.stop();
+    const sentAtStop = transcriber.stats.framesSent;
+    await sleep(200);
+    assertEq(transcriber.stats.framesSent, sentAtStop, "no frame after stop: capture released");
+    assert(perSecond > 35 && perSecond < 65, `about 50 frames of 20 ms per second, got ${perSecond.toFixed(1)}`);
+    const session = await sessionStats(devstack, app.sessions[0]);
+    assert(session.frameLengths.length >= 30 && session.frameLengths.every((length) => length === 640), "320-sample PCM16 frames");
+    assert(session.frameNumbers.some((number) => number !== 0), "the tone is not silence");
+    assertEq(destination.stream.getAudioTracks()[0].readyState, "live", "the app's own stream is the app's to stop");
+    transcriber.free();
+    await context.close();
+    return { contextRate: context.sampleRate, framesPerSecond: Math.round(perSecond) };
+  },
+
+  async fakeMicrophoneFramesReachTheServer({ devstack, make }) {
+    // Uses the fake device and permission flags of webdriver.json (Chrome's
+    // --use-fake-device-for-media-stream, Firefox's media.navigator.streams.fake).
+    if (!(await runs(new AudioContext()))) return { skipped: NO_AUDIO };
+    const app = backend(devstack, "echo_frames");
+    const transcriber = make({ provision: app.provision, policy: FAST });
+    await transcriber.start();
+    await transcriber.attachMicrophone();
+    await until(() => transcriber.stats.framesSent >= 25, 3000, "half a second of microphone audio");
+    await transcriber.stop();
+    const session = await sessionStats(devstack, app.sessions[0]);
+    assert(session.frameLengths.length >= 25 && session.frameLengths.every((length) => length === 640), "16 kHz PCM16 frames of 20 ms");
+    transcriber.free();
+  },
+
+  async badInputThrowsNamedErrors({ make, makeProvisioner }) {
+    const provision = () => ({ url: "ws://127.0.0.1:1/never" });
+    const cases = [
+      ["no options", undefined, TypeError, /options/],
+      ["empty options", {}, TypeError, /options\.provision/],
+      ["provision not a function", { provision: "https://example" }, TypeError, /options\.provision/],
+      ["onFinal not a function", { provision, onFinal: "log" }, TypeError, /options\.onFinal/],
+      ["negative bufferMs", { provision, bufferMs: -1 }, RangeError, /options\.bufferMs/],
+      ["string bufferMs", { provision, bufferMs: "10s" }, TypeError, /options\.bufferMs/],
+      ["fractional sampleRate", { provision, sampleRate: 16000.5 }, RangeError, /options\.sampleRate/],
+      ["huge sampleRate", { provision, sampleRate: 1e6 }, RangeError, /options\.sampleRate/],
+      ["zero connectTimeoutMs", { provision, connectTimeoutMs: 0 }, RangeError, /options\.connectTimeoutMs/],
+      ["policy not an object", { provision, policy: "fast" }, TypeError, /options\.policy/],
+      ["bad policy field", { provision, policy: { initialDelayMs: -1 } }, RangeError, /options\.policy\.initialDelayMs/],
+    ];
+    for (const [label, options, type, pattern] of cases) {
+      await assertThrows(() => make(options), type, pattern, label);
+    }
+    const transcriber = make({ provision });
+    await assertThrows(() => transcriber.sendAudio("x"), TypeError, /pcm/, "string audio");
+    await assertThrows(() => transcriber.sendAudio(new Float32Array(4)), TypeError, /pcm/, "float audio");
+    await assertThrows(() => transcriber.sendAudio(), TypeError, /pcm/, "missing audio");
+    await assertThrows(() => transcriber.attachMicrophone("default"), TypeError, /stream/, "not a MediaStream");
+    assertEq([transcriber.state, transcriber.stats.framesBuffered], ["idle", 0], "bad input changed nothing");
+    transcriber.free();
+    await assertThrows(() => makeProvisioner({}), TypeError, /options\.apiKey/, "no key");
+    await assertThrows(() => makeProvisioner({ apiKey: "" }), RangeError, /options\.apiKey/, "empty key");
+    await assertThrows(() => makeProvisioner({ apiKey: "k", config: 5 }), TypeError, /options\.config/, "config");
+  },
+};
+
+export async function runScenario(name, devstack, make, makeProvisioner) {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`no scenario named ${name}`);
+  // An error thrown in an event handler (socket, timer, worklet port) is a bug too.
+  const uncaught = [];
+  const record = (event) => uncaught.push(String(event.message ?? event.reason));
+  window.addEventListener("error", record);
+  window.addEventListener("unhandledrejection", record);
+  try {
+    const measured = await scenario({ devstack, make, makeProvisioner });
+    await sleep(0);
+    assertEq(uncaught, [], "uncaught errors");
+    if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);
+  } catch (error) {
+    // Firefox's `stack` leaves out the message, and the harness prints the stack.
+    const stack = String(error?.stack ?? "");
+    const message = String(error?.message ?? error);
+    throw Object.assign(new Error(message), { stack: stack.includes(message) ? stack : `${message}\n${stack}` });
+  } finally {
+    window.removeEventListener("error", record);
+    window.removeEventListener("unhandledrejection", record);
+  }
+}

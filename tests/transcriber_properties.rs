@@ -1,0 +1,226 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! Invariants of the live transcriber core over arbitrary schedules (L3, L4, R4): the audio
+//! buffer never exceeds its bound, audio reaches the server in the order it was given, every frame
+//! is accounted for, and nothing connects or provisions after the app detached.
+
+use proptest::prelude::*;
+use turnguard::core::backoff::Jitter;
+use turnguard::core::gladia::MessageView;
+use turnguard::core::reconnect::ReconnectConfig;
+use turnguard::core::time::Millis;
+use turnguard::core::transcriber::{
+    Action, State, Transcriber, TranscriberConfig, TranscriberError,
+};
+
+#[derive(Clone, Debug)]
+enum Input {
+    /// A frame of this many samples (at least 2, so its number fits).
+    Audio(usize),
+    Start,
+    Provisioned,
+    ProvisionFailed(u16),
+    Open,
+    Close(u16),
+    Ack(u64),
+    Transcript(bool),
+    Advance(u64),
+    Stop,
+    Dispose,
+}
+
+fn input() -> impl Strategy<Value = Input> {
+    prop_oneof![
+        12 => (2usize..=400).prop_map(Input::Audio),
+        1 => Just(Input::Start),
+        3 => Just(Input::Provisioned),
+        2 => prop_oneof![Just(0u16), Just(429), Just(503), Just(401)].prop_map(Input::ProvisionFailed),
+        4 => Just(Input::Open),
+        4 => prop_oneof![Just(1006u16), Just(1000), Just(4403), Just(1011)].prop_map(Input::Close),
+        3 => (0u64..20_000).prop_map(Input::Ack),
+        2 => any::<bool>().prop_map(Input::Transcript),
+        6 => prop_oneof![0u64..=60, 0u64..=2_000].prop_map(Input::Advance),
+        1 => Just(Input::Stop),
+        1 => Just(Input::Dispose),
+    ]
+}
+
+/// What the server side saw.
+#[derive(Default)]
+struct World {
+    /// Frame numbers received per connection, in order.
+    connections: Vec<Vec<u32>>,
+    /// Every frame number in the order it was first received.
+    first_seen: Vec<u32>,
+    seen: std::collections::HashSet<u32>,
+    dropped_reported: u64,
+    detached: bool,
+    actions_after_detach: Vec<Action>,
+}
+
+fn run(config: TranscriberConfig, inputs: Vec<Input>) -> Result<(), TestCaseError> {
+    let bound = config.buffer_bytes();
+    let mut t = Transcriber::new(config);
+    let mut world = World::default();
+    let mut now = Millis(0);
+    let mut next_frame = 1u32;
+    let mut session = 0u32;
+    let drain = |t: &mut Transcriber, world: &mut World| {
+        while let Some(action) = t.poll_action() {
+            if world.detached
+                && matches!(
+                    action,
+                    Action::Connect(_) | Action::Provision | Action::Send(_)
+                )
+            {
+                world.actions_after_detach.push(action.clone());
+            }
+            match action {
+                Action::Connect(_) => world.connections.push(Vec::new()),
+                Action::Send(bytes) => {
+                    let number = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    if let Some(connection) = world.connections.last_mut() {
+                        connection.push(number);
+                    }
+                    if world.seen.insert(number) {
+                        world.first_seen.push(number);
+                    }
+                }
+                Action::Error(TranscriberError::AudioDropped { frames, .. }) => {
+                    world.dropped_reported += frames;
+                }
+                _ => {}
+            }
+        }
+    };
+    for input in inputs {
+        match input {
+            Input::Audio(samples) => {
+                let mut bytes = vec![0u8; samples * 2];
+                bytes[..4].copy_from_slice(&next_frame.to_le_bytes());
+                if t.send_audio(bytes, now) {
+                    next_frame += 1;
+                }
+            }
+            Input::Start => t.start(now),
+            Input::Provisioned => {
+                session += 1;
+                t.on_provisioned(&format!("wss://stt.test/{session}"), now);
+            }
+            Input::ProvisionFailed(status) => t.on_provision_failed(status, now),
+            Input::Open => t.on_open(now),
+            Input::Close(code) => t.on_close(code, now),
+            Input::Ack(bytes) => t.on_message(
+                Some(MessageView {
+                    acknowledged_bytes: Some(bytes),
+                    ..MessageView::of_kind("audio_chunk")
+                }),
+                now,
+            ),
+            Input::Transcript(is_final) => t.on_message(
+                Some(MessageView {
+                    is_final: Some(is_final),
+                    text: Some("words".into()),
+                    ..MessageView::of_kind("transcript")
+                }),
+                now,
+            ),
+            Input::Advance(ms) => {
+                now = now.after(ms);
+                t.handle_timeout(now);
+            }
+            Input::Stop => {
+                t.stop(now);
+                world.detached = true;
+            }
+            Input::Dispose => {
+                t.dispose(now);
+                world.detached = true;
+            }
+        }
+        drain(&mut t, &mut world);
+        // L4: the buffer never exceeds its bound.
+        prop_assert!(
+            t.retained_bytes() <= bound,
+            "{} > {}",
+            t.retained_bytes(),
+            bound
+        );
+        if t.state().is_terminal() {
+            prop_assert_eq!(
+                t.poll_timeout(),
+                None,
+                "a terminal transcriber has no timer"
+            );
+            prop_assert_eq!(t.stats().frames_buffered, 0);
+        }
+    }
+    t.dispose(now);
+    drain(&mut t, &mut world);
+    // R4: after stop or dispose, nothing connects, provisions or sends audio (the stop drain
+    // sends nothing either: audio is refused once stopping).
+    prop_assert!(
+        world.actions_after_detach.is_empty(),
+        "{:?}",
+        world.actions_after_detach
+    );
+    // Order: within a connection frames go out in the order they were given, and across the
+    // whole run first receptions are in that order too (resends only repeat, never reorder).
+    for connection in &world.connections {
+        prop_assert!(
+            connection.windows(2).all(|w| w[0] < w[1]),
+            "{:?}",
+            connection
+        );
+    }
+    prop_assert!(
+        world.first_seen.windows(2).all(|w| w[0] < w[1]),
+        "{:?}",
+        world.first_seen
+    );
+    // Accounting: every frame given was sent, dropped over the bound, or discarded at the end.
+    let stats = t.stats();
+    let given = u64::from(next_frame - 1);
+    prop_assert_eq!(
+        world.first_seen.len() as u64 + stats.frames_dropped + stats.frames_discarded,
+        given,
+        "sent {} dropped {} discarded {} of {}",
+        world.first_seen.len(),
+        stats.frames_dropped,
+        stats.frames_discarded,
+        given
+    );
+    // Every drop was reported.
+    prop_assert_eq!(world.dropped_reported, stats.frames_dropped);
+    prop_assert!(matches!(t.state(), State::Stopped | State::Failed));
+    Ok(())
+}
+
+fn config(buffer_ms: u64, seed: u64) -> TranscriberConfig {
+    TranscriberConfig {
+        reconnect: ReconnectConfig {
+            stable_open_ms: 400,
+            initial_delay_ms: 50,
+            max_delay_ms: 400,
+            jitter: Jitter::Full,
+            random_seed: seed,
+            ..ReconnectConfig::default()
+        },
+        buffer_ms,
+        connect_timeout_ms: 500,
+        stop_timeout_ms: 300,
+        ..TranscriberConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn buffer_bound_order_accounting_and_detach_hold(
+        buffer_ms in prop_oneof![Just(0u64), 1u64..=200, Just(10_000)],
+        seed in any::<u64>(),
+        inputs in prop::collection::vec(input(), 0..300),
+    ) {
+        run(config(buffer_ms, seed), inputs)?;
+    }
+}
