@@ -2,6 +2,7 @@
 //! `tests/browser/controller.js` and run against the real browser APIs.
 #![cfg(target_arch = "wasm32")]
 
+#[macro_use]
 mod web;
 
 use js_sys::Function;
@@ -20,17 +21,6 @@ extern "C" {
 async fn scenario(name: &str) {
     let make = web::factory2(TurnController::new);
     web::expect_scenario(name, run_scenario(name, &make)).await;
-}
-
-macro_rules! scenarios {
-    ($($test:ident => $name:literal,)*) => {
-        $(
-            #[wasm_bindgen_test]
-            async fn $test() {
-                scenario($name).await;
-            }
-        )*
-    };
 }
 
 scenarios! {

@@ -3,6 +3,7 @@
 //! `tests/browser/streaming.js`.
 #![cfg(target_arch = "wasm32")]
 
+#[macro_use]
 mod web;
 
 use js_sys::Function;
@@ -28,17 +29,6 @@ async fn scenario(name: &str) {
     let chat_route = web::factory1(open_ai_compatible_route);
     let base = web::devstack_url();
     web::expect_scenario(name, run_scenario(name, &make, &chat_route, base)).await;
-}
-
-macro_rules! scenarios {
-    ($($test:ident => $name:literal,)*) => {
-        $(
-            #[wasm_bindgen_test]
-            async fn $test() {
-                scenario($name).await;
-            }
-        )*
-    };
 }
 
 scenarios! {

@@ -3,6 +3,7 @@
 //! and sets `TURNGUARD_DEVSTACK_URL` for the build.
 #![cfg(target_arch = "wasm32")]
 
+#[macro_use]
 mod web;
 
 use js_sys::Function;
@@ -32,17 +33,6 @@ async fn scenario(name: &str) {
     let make = web::factory1(LiveTranscriber::new);
     let make_provisioner = web::factory1(gladia_provisioner);
     web::expect_scenario(name, run_scenario(name, DEVSTACK, &make, &make_provisioner)).await;
-}
-
-macro_rules! scenarios {
-    ($($test:ident => $name:literal,)*) => {
-        $(
-            #[wasm_bindgen_test]
-            async fn $test() {
-                scenario($name).await;
-            }
-        )*
-    };
 }
 
 scenarios! {

@@ -51,7 +51,7 @@ impl<'a> Reader<'a> {
         found
     }
 
-    fn expect(&mut self, byte: u8) -> Result<()> {
+    fn require(&mut self, byte: u8) -> Result<()> {
         self.eat(byte).then_some(()).ok_or(Malformed)
     }
 
@@ -75,7 +75,7 @@ impl<'a> Reader<'a> {
         &mut self,
         mut member: impl FnMut(&mut Self, &str) -> Result<()>,
     ) -> Result<()> {
-        self.expect(b'{')?;
+        self.require(b'{')?;
         self.nest(|reader| {
             if reader.eat(b'}') {
                 return Ok(());
@@ -85,19 +85,19 @@ impl<'a> Reader<'a> {
                     return Err(Malformed);
                 }
                 let key = reader.string()?;
-                reader.expect(b':')?;
+                reader.require(b':')?;
                 member(reader, &key)?;
                 if reader.eat(b'}') {
                     return Ok(());
                 }
-                reader.expect(b',')?;
+                reader.require(b',')?;
             }
         })
     }
 
     /// Reads an array, calling `element` for each element; `element` must read it.
     fn array(&mut self, mut element: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
-        self.expect(b'[')?;
+        self.require(b'[')?;
         self.nest(|reader| {
             if reader.eat(b']') {
                 return Ok(());
@@ -107,7 +107,7 @@ impl<'a> Reader<'a> {
                 if reader.eat(b']') {
                     return Ok(());
                 }
-                reader.expect(b',')?;
+                reader.require(b',')?;
             }
         })
     }
@@ -212,7 +212,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string at the current position; borrowed when it has no escapes.
     fn string(&mut self) -> Result<Cow<'a, str>> {
-        self.expect(b'"')?;
+        self.require(b'"')?;
         let text = self.text;
         let mut decoded: Option<String> = None;
         let mut run_start = self.pos;

@@ -9,7 +9,7 @@
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+#[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = isMediaStream)]
     fn is_media_stream_js(value: &JsValue) -> bool;

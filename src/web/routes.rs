@@ -7,7 +7,7 @@ use crate::web::js_object::JsObject;
 use js_sys::{Array, Function, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/routes.js")]
+#[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = chatRoute)]
     fn chat_route(spec: &JsValue, new_decoder: &Function) -> JsValue;

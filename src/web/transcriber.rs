@@ -28,7 +28,7 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
-#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+#[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = openSocket)]
     fn open_socket(url: &str, id: u32, on_event: &Function) -> JsValue;
@@ -50,7 +50,7 @@ extern "C" {
         ms: f64,
         total_frames: f64,
     ) -> JsValue;
-    #[wasm_bindgen(js_name = callbackError)]
+    #[wasm_bindgen(js_name = transcriberCallbackError)]
     fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = domError)]
     fn dom_error(name: &str, message: &str) -> JsValue;

@@ -4,6 +4,19 @@
 #![allow(dead_code)]
 
 use js_sys::Function;
+
+/// One `#[wasm_bindgen_test]` per scenario: `test_name => "jsScenarioName",` — each runs the
+/// test file's own `scenario(name)`.
+macro_rules! scenarios {
+    ($($test:ident => $name:literal,)*) => {
+        $(
+            #[wasm_bindgen_test]
+            async fn $test() {
+                scenario($name).await;
+            }
+        )*
+    };
+}
 use std::future::Future;
 use wasm_bindgen::prelude::*;
 

@@ -8,7 +8,7 @@ use crate::web::policy::parse_reconnect_config;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/transcriber_glue.js")]
+#[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = makeGladiaProvisioner)]
     fn make_gladia_provisioner(api_key: &str, api_url: &str, config: &JsValue) -> Function;
