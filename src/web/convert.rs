@@ -51,25 +51,31 @@ impl<'a> Fields<'a> {
 
     /// An optional string (absent → `None`).
     pub(crate) fn optional_string(&self, key: &str) -> Result<Option<String>, JsValue> {
+        self.optional(key, "a string", JsValue::as_string)
+    }
+
+    /// The value of `key` converted by `convert`; absent → `None`, and a value `convert`
+    /// rejects → a `TypeError` saying the field must be `what`.
+    fn optional<T>(
+        &self,
+        key: &str,
+        what: &str,
+        convert: impl FnOnce(&JsValue) -> Option<T>,
+    ) -> Result<Option<T>, JsValue> {
         let value = self.get(key)?;
         if value.is_undefined() {
             return Ok(None);
         }
-        value
-            .as_string()
+        convert(&value)
             .map(Some)
-            .ok_or_else(|| type_error(&format!("{} must be a string", self.name(key))))
+            .ok_or_else(|| type_error(&format!("{} must be {what}", self.name(key))))
     }
 
     /// An optional boolean.
     pub(crate) fn bool(&self, key: &str, default: bool) -> Result<bool, JsValue> {
-        let value = self.get(key)?;
-        if value.is_undefined() {
-            return Ok(default);
-        }
-        value
-            .as_bool()
-            .ok_or_else(|| type_error(&format!("{} must be a boolean", self.name(key))))
+        Ok(self
+            .optional(key, "a boolean", JsValue::as_bool)?
+            .unwrap_or(default))
     }
 
     /// A required function.
@@ -145,14 +151,7 @@ impl<'a> Fields<'a> {
     }
 
     fn optional_number(&self, key: &str) -> Result<Option<f64>, JsValue> {
-        let value = self.get(key)?;
-        if value.is_undefined() {
-            return Ok(None);
-        }
-        value
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| type_error(&format!("{} must be a number", self.name(key))))
+        self.optional(key, "a number", JsValue::as_f64)
     }
 }
 

@@ -139,31 +139,26 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
                 *duration_ms as f64,
             )
         }
+        // The same fields; the kind says which (3: accepted, 6: committed).
         Event::Accepted {
             request_id,
             route,
             at,
             latency_ms,
             ..
-        } => glue::turn_event(
-            3,
-            turn_id,
-            at.0 as f64,
-            &strings.request_id(request_id),
-            &route_name(routes, *route),
-            -1,
-            -1,
-            0,
-            *latency_ms as f64,
-        ),
-        Event::Committed {
+        }
+        | Event::Committed {
             request_id,
             route,
             at,
             latency_ms,
             ..
         } => glue::turn_event(
-            6,
+            if matches!(event, Event::Accepted { .. }) {
+                3
+            } else {
+                6
+            },
             turn_id,
             at.0 as f64,
             &strings.request_id(request_id),
