@@ -1,11 +1,18 @@
-//! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R4), usable with any socket.
+//! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R5, L7), usable with any socket.
 
 use crate::core::backoff::Jitter;
 use crate::core::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
 use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
+use crate::web::transcriber::harden_free;
+use std::cell::Cell;
 use wasm_bindgen::prelude::*;
+
+thread_local! {
+    /// Whether `free()` of the class was made idempotent yet (once per module instance).
+    static FREE_HARDENED: Cell<bool> = const { Cell::new(false) };
+}
 
 /// The live speech-to-text reconnect rules as a pure state machine: report what the socket did,
 /// with the time, and follow the decision. See DESIGN.md §2 (L3).
@@ -24,9 +31,14 @@ impl ReconnectPolicy {
         >,
     ) -> Result<ReconnectPolicy, JsValue> {
         let options = options.unwrap_or(JsValue::UNDEFINED);
-        Ok(ReconnectPolicy {
-            policy: Policy::new(parse_reconnect_config(&options)?),
-        })
+        let policy = Policy::new(parse_reconnect_config(&options)?);
+        if !FREE_HARDENED.with(|done| done.replace(true)) {
+            let throwaway = ReconnectPolicy {
+                policy: Policy::new(ReconnectConfig::default()),
+            };
+            harden_free(&JsValue::from(throwaway), "");
+        }
+        Ok(ReconnectPolicy { policy })
     }
 
     /// The socket opened at `nowMs` (any monotonic clock, e.g. `performance.now()`).
@@ -40,7 +52,8 @@ impl ReconnectPolicy {
         Ok(())
     }
 
-    /// The socket closed with `code` at `nowMs`: what to do next.
+    /// The socket closed with `code` at `nowMs`: what to do next. A close without an `onOpen`
+    /// since the last close is a failed connect (R5).
     #[wasm_bindgen(js_name = onClose, unchecked_return_type = "ReconnectDecision")]
     pub fn on_close(
         &mut self,
@@ -65,6 +78,29 @@ impl ReconnectPolicy {
         let now = Millis(time_arg(&now_ms, "nowMs")?);
         let status = u16::try_from(status).unwrap_or(u16::MAX);
         Ok(decision_to_js(self.policy.on_provision_failed(status, now)))
+    }
+
+    /// The server sent `end_session` while the session was in use, at `nowMs` (R5): re-provision
+    /// within the window, or stop with `dead_session`.
+    #[wasm_bindgen(js_name = onSessionEnded, unchecked_return_type = "ReconnectDecision")]
+    pub fn on_session_ended(
+        &mut self,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let now = Millis(time_arg(&now_ms, "nowMs")?);
+        Ok(decision_to_js(self.policy.on_session_ended(now)))
+    }
+
+    /// `provision()` gave a session: the run of provisioning failures without a status ends (L7).
+    #[wasm_bindgen(js_name = onProvisioned)]
+    pub fn on_provisioned(&mut self) {
+        self.policy.on_provisioned();
+    }
+
+    /// Sockets in a row that closed before they opened on the current URL (R5).
+    #[wasm_bindgen(getter = failedConnects)]
+    pub fn failed_connects(&self) -> u32 {
+        self.policy.failed_connects()
     }
 
     /// The local client went away (stop, dispose, page leaving): from now on every decision is stop.
@@ -117,6 +153,18 @@ pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfi
     }
     // Seeds up to 2^53 - 1 arrive exactly as JS numbers.
     config.random_seed = fields.count("randomSeed", config.random_seed, 0)?;
+    let failed = fields.count(
+        "maxFailedConnects",
+        u64::from(config.max_failed_connects),
+        1,
+    )?;
+    config.max_failed_connects = u32::try_from(failed).unwrap_or(u32::MAX);
+    let attempts = fields.count(
+        "maxProvisionAttempts",
+        u64::from(config.max_provision_attempts),
+        1,
+    )?;
+    config.max_provision_attempts = u32::try_from(attempts).unwrap_or(u32::MAX);
     Ok(config)
 }
 

@@ -31,7 +31,7 @@ use web_sys::AbortController;
 #[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = openSocket)]
-    fn open_socket(url: &str, id: u32, on_event: &Function) -> JsValue;
+    fn open_socket(url: &str, id: u32, on_event: &Function, max_message_bytes: f64) -> JsValue;
     #[wasm_bindgen(js_name = closeSocket)]
     fn close_socket(socket: &JsValue);
     #[wasm_bindgen(js_name = sendBytes)]
@@ -40,6 +40,7 @@ extern "C" {
     fn send_text(socket: &JsValue, text: &str);
     #[wasm_bindgen(js_name = callProvision)]
     fn call_provision(provision: &Function, done: &JsValue) -> AbortController;
+    #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = transcriberError)]
     fn transcriber_error(
         code: &str,
@@ -49,11 +50,19 @@ extern "C" {
         frames: f64,
         ms: f64,
         total_frames: f64,
+        attempts: u32,
     ) -> JsValue;
     #[wasm_bindgen(js_name = transcriberCallbackError)]
     fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = domError)]
     fn dom_error(name: &str, message: &str) -> JsValue;
+    #[wasm_bindgen(js_name = hardenFree)]
+    pub(crate) fn harden_free(instance: &JsValue, detach: &str);
+}
+
+thread_local! {
+    /// Whether `free()` of the class was made idempotent yet (once per module instance).
+    static FREE_HARDENED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Browser resources and waiting promises.
@@ -90,6 +99,8 @@ struct Shared {
     on_frame: Closure<dyn FnMut(JsValue)>,
     /// True while `pump` drains actions: a re-entrant call only queues.
     pumping: Cell<bool>,
+    /// Longest server text message read, in UTF-8 bytes (checked on the JS side).
+    max_message_bytes: f64,
 }
 
 /// Live speech-to-text over a Gladia live v2 session: provisions through the app, reconnects as
@@ -98,6 +109,8 @@ struct Shared {
 #[wasm_bindgen]
 pub struct LiveTranscriber {
     shared: Rc<Shared>,
+    /// False only for the throwaway handle that hardens `free()`: dropping it detaches nothing.
+    owner: bool,
 }
 
 #[wasm_bindgen]
@@ -114,6 +127,7 @@ impl LiveTranscriber {
             let on_frame = weak.clone();
             Shared {
                 sample_rate: config.sample_rate,
+                max_message_bytes: config.max_message_bytes as f64,
                 core: RefCell::new(Transcriber::new(config)),
                 callbacks,
                 clock: Clock::new(),
@@ -138,7 +152,26 @@ impl LiveTranscriber {
                 pumping: Cell::new(false),
             }
         });
-        Ok(LiveTranscriber { shared })
+        if !FREE_HARDENED.with(|done| done.replace(true)) {
+            let throwaway = LiveTranscriber {
+                shared: Rc::clone(&shared),
+                owner: false,
+            };
+            harden_free(&JsValue::from(throwaway), "__turnguardDetach");
+        }
+        Ok(LiveTranscriber {
+            shared,
+            owner: true,
+        })
+    }
+
+    /// What `free()` does first, callable while a method of this object runs (from a callback):
+    /// detaches at once (R4). The class's `free()` calls it; not part of the typed API.
+    #[wasm_bindgen(js_name = __turnguardDetach, skip_typescript)]
+    pub fn detach(&self) {
+        if self.owner {
+            self.shared.detach();
+        }
     }
 
     /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
@@ -168,17 +201,28 @@ impl LiveTranscriber {
 
     /// Captures `stream`, or the default microphone when absent, as 20 ms PCM16 frames at
     /// `sampleRate` that go through `sendAudio`. Resolves once capture runs; rejects with the
-    /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, or an
-    /// `AbortError` when stopped meanwhile. A later call replaces the earlier capture.
+    /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, an
+    /// `AbortError` when stopped meanwhile, or turnguard's `worklet_blocked` error (also given to
+    /// `onError`) when the capture worklet cannot load. `options.workletUrl` loads the worklet from
+    /// that URL (a same-origin copy of `capture-worklet.js`) instead of a `blob:` URL; the options
+    /// may also come first, with the stream as `options.stream`. A later call replaces the earlier
+    /// capture. Every failure releases the microphone it opened.
     #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
     pub fn attach_microphone(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "MediaStream")] stream: Option<JsValue>,
+        #[wasm_bindgen(
+            js_name = streamOrOptions,
+            unchecked_optional_param_type = "MediaStream | AttachMicrophoneOptions"
+        )]
+        stream_or_options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AttachMicrophoneOptions")] options: Option<
+            JsValue,
+        >,
     ) -> Promise {
-        let stream = stream.unwrap_or(JsValue::UNDEFINED);
-        if !stream.is_undefined() && !microphone::is_media_stream(&stream) {
-            return Promise::reject(&type_error("stream must be a MediaStream"));
-        }
+        let (stream, worklet) = match options::parse_microphone_args(stream_or_options, options) {
+            Ok(parsed) => parsed,
+            Err(error) => return Promise::reject(&error),
+        };
         let shared = &self.shared;
         if !shared.accepts_audio() {
             return Promise::reject(&dom_error(
@@ -192,14 +236,26 @@ impl LiveTranscriber {
             io.capture_id
         };
         let weak = Rc::downgrade(shared);
+        let on_blocked = Rc::downgrade(shared);
         let on_frame = shared.on_frame.as_ref().unchecked_ref();
-        microphone::start(&stream, shared.sample_rate, on_frame, move |capture| {
-            // Dropping `capture` on any error path stops it.
-            match weak.upgrade() {
-                Some(shared) => shared.adopt_capture(id, capture),
-                None => Err(aborted()),
-            }
-        })
+        microphone::start(
+            &stream,
+            shared.sample_rate,
+            on_frame,
+            &worklet,
+            move |capture| {
+                // Dropping `capture` on any error path stops it.
+                match weak.upgrade() {
+                    Some(shared) => shared.adopt_capture(id, capture),
+                    None => Err(aborted()),
+                }
+            },
+            move |error| {
+                if let Some(shared) = on_blocked.upgrade() {
+                    shared.call1(&shared.callbacks.on_error, "onError", &error);
+                }
+            },
+        )
     }
 
     /// One frame of PCM16 mono audio at `sampleRate`: sent at once when connected, buffered
@@ -270,15 +326,21 @@ impl Drop for LiveTranscriber {
     /// `free()` and `Symbol.dispose`: detaches at once (R4) — `stop_recording` if connected,
     /// close, release the microphone — without waiting for the last transcripts.
     fn drop(&mut self) {
-        let shared = &self.shared;
-        shared.release_microphone();
-        shared.core.borrow_mut().dispose(shared.clock.now());
-        shared.pump();
-        shared.timer.cancel();
+        if self.owner {
+            self.shared.detach();
+        }
     }
 }
 
 impl Shared {
+    /// Detaches for good, at once; idempotent, and safe from inside a callback.
+    fn detach(self: &Rc<Self>) {
+        self.release_microphone();
+        self.core.borrow_mut().dispose(self.clock.now());
+        self.pump();
+        self.timer.cancel();
+    }
+
     /// Performs queued actions until none is left, then re-arms the timer.
     fn pump(self: &Rc<Self>) {
         if self.pumping.replace(true) {
@@ -301,8 +363,19 @@ impl Shared {
 
     fn perform(self: &Rc<Self>, action: Action) {
         match action {
-            Action::Provision => self.provision(),
-            Action::Connect(url) => self.connect(&url),
+            // Queued work is checked against the core's state right before it is done: a
+            // re-entrant stop/free from a callback may have come after it was queued.
+            Action::Provision => {
+                if self.core.borrow().state() == State::Provisioning {
+                    self.provision();
+                }
+            }
+            Action::CancelProvision => self.abort_provision(),
+            Action::Connect(url) => {
+                if self.core.borrow().state() == State::Connecting {
+                    self.connect(&url);
+                }
+            }
             Action::Send(bytes) => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
                     send_bytes(socket, &bytes);
@@ -400,7 +473,12 @@ impl Shared {
             io.socket_id = io.socket_id.wrapping_add(1);
             io.socket_id
         };
-        let socket = open_socket(url, id, self.on_socket_event.as_ref().unchecked_ref());
+        let socket = open_socket(
+            url,
+            id,
+            self.on_socket_event.as_ref().unchecked_ref(),
+            self.max_message_bytes,
+        );
         if socket.is_null() {
             self.core.borrow_mut().on_connect_error(self.clock.now());
         } else {
@@ -430,6 +508,7 @@ impl Shared {
             let mut core = self.core.borrow_mut();
             match kind {
                 0 => core.on_open(now),
+                3 => core.on_oversize_message(now),
                 1 => {
                     let code = value
                         .as_f64()
@@ -554,14 +633,15 @@ fn aborted() -> JsValue {
 }
 
 fn error_to_js(error: &TranscriberError) -> JsValue {
-    let (status, frames, ms, total) = match *error {
+    let (status, frames, ms, total, attempts) = match *error {
         TranscriberError::AudioDropped {
             frames,
             ms,
             total_frames,
-        } => (0, frames, ms, total_frames),
-        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0),
-        _ => (0, 0, 0, 0),
+        } => (0, frames, ms, total_frames, 0),
+        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0, 0),
+        TranscriberError::ProvisionExhausted { attempts } => (0, 0, 0, 0, attempts),
+        _ => (0, 0, 0, 0, 0),
     };
     transcriber_error(
         error.code(),
@@ -571,5 +651,6 @@ fn error_to_js(error: &TranscriberError) -> JsValue {
         frames as f64,
         ms as f64,
         total as f64,
+        attempts,
     )
 }
