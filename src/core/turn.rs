@@ -25,26 +25,14 @@ use crate::core::history::{Exchange, History};
 use crate::core::record::{
     Attempt, AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus,
 };
-use crate::core::sentences::SentenceSplitter;
 use crate::core::time::Millis;
+use delivery::Delivery;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+
+mod delivery;
 
 pub use crate::core::turn_config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
 pub use crate::core::turn_output::{Action, Event};
-
-/// The answer a committed attempt is delivering.
-#[derive(Debug)]
-struct Delivery {
-    /// Index of the committed attempt in the record.
-    attempt_index: usize,
-    /// Everything the route sent so far.
-    text: String,
-    /// The sentences handed to TTS so far, joined by spaces: what the user can have heard.
-    spoken: String,
-    splitter: SentenceSplitter,
-    /// When the stream counts as stalled if no chunk arrives (T12).
-    idle_deadline: Millis,
-}
 
 /// A running turn and its timers.
 #[derive(Debug)]
@@ -102,7 +90,7 @@ impl TurnLadder {
         TurnLadder {
             session_budget: SessionBudget::new(config.max_attempts_per_session),
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
-            history: History::new(config.history_limit),
+            history: History::new(config.history_limit, config.history_max_chars),
             config,
             active: BTreeMap::new(),
             settled: HashMap::new(),
@@ -244,21 +232,25 @@ impl TurnLadder {
             }
             return;
         };
-        match &turn.delivery {
+        let full = match &turn.delivery {
             Some(delivery) if delivery.attempt_index == index => {
                 self.deliver_chunk(turn_id, chunk, now)
             }
             // Blank text before the first word commits nothing.
-            None if turn.is_running(index) && chunk.trim().is_empty() => {}
+            None if turn.is_running(index) && chunk.trim().is_empty() => false,
             None if turn.is_running(index) => {
                 self.commit(turn_id, index, now);
-                self.deliver_chunk(turn_id, chunk, now);
+                self.deliver_chunk(turn_id, chunk, now)
             }
             _ => {
                 if !chunk.trim().is_empty() {
                     self.record_late_answer(turn_id, index, now);
                 }
+                false
             }
+        };
+        if full {
+            self.cut_stream(turn_id, request_id, now);
         }
     }
 
@@ -301,8 +293,9 @@ impl TurnLadder {
         match outcome {
             Ok(text) => {
                 self.commit(turn_id, index, now);
-                self.deliver_chunk(turn_id, &text, now);
-                self.complete(turn_id, None, now);
+                let full = self.deliver_chunk(turn_id, &text, now);
+                // A whole answer over the bound is cut like a stream; there is nothing to abort.
+                self.complete(turn_id, full.then_some(Failure::AnswerTooLong), now);
             }
             Err(failure) => self.fail_attempt(turn_id, failure, now),
         }
@@ -340,7 +333,7 @@ impl TurnLadder {
             let exchange = Exchange {
                 turn_id: turn_id.to_owned(),
                 user: turn.record.input.clone(),
-                assistant: delivery.spoken,
+                assistant: delivery.delivered().to_owned(),
             };
             self.history.push(exchange);
         }
@@ -551,122 +544,6 @@ impl TurnLadder {
         Some(request_id)
     }
 
-    /// The attempt's first text passed the gate (T6): it is the turn's answer from now on, with
-    /// no fallback and no deadline; the running attempt stays `running` while it delivers.
-    fn commit(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
-        let idle_deadline = now.after(self.config.chunk_idle_timeout_ms);
-        let Some(turn) = self.active.get_mut(turn_id) else {
-            return;
-        };
-        let Some(attempt) = turn.record.attempts.get(attempt_index) else {
-            return;
-        };
-        let request_id = attempt.request_id.clone();
-        let route = attempt.route;
-        turn.attempt_deadline = None;
-        turn.record.accepted_request_id = Some(request_id.clone());
-        turn.delivery = Some(Delivery {
-            attempt_index,
-            text: String::new(),
-            spoken: String::new(),
-            splitter: SentenceSplitter::default(),
-            idle_deadline,
-        });
-        let latency_ms = now.since(turn.record.started_at);
-        self.retry_budget.on_success();
-        self.event(Event::Committed {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            latency_ms,
-        });
-    }
-
-    /// Text of the committed attempt: complete sentences go out at once (T12).
-    fn deliver_chunk(&mut self, turn_id: &str, chunk: &str, now: Millis) {
-        let idle_timeout_ms = self.config.chunk_idle_timeout_ms;
-        let Some(delivery) = self
-            .active
-            .get_mut(turn_id)
-            .and_then(|turn| turn.delivery.as_mut())
-        else {
-            return;
-        };
-        delivery.text.push_str(chunk);
-        delivery.splitter.push(chunk);
-        delivery.idle_deadline = now.after(idle_timeout_ms);
-        let mut sentences = Vec::new();
-        while let Some(sentence) = delivery.splitter.next_sentence() {
-            append_sentence(&mut delivery.spoken, &sentence);
-            sentences.push(sentence);
-        }
-        for text in sentences {
-            self.actions.push_back(Action::Sentence {
-                turn_id: turn_id.to_owned(),
-                text,
-            });
-        }
-    }
-
-    /// The committed answer is complete (or its stream broke or stalled): the tail sentence, the
-    /// whole text once, and the turn is accepted with what was delivered. A stream cut short
-    /// keeps only its complete sentences — its unfinished tail is not spoken — unless no sentence
-    /// went out at all, when the tail is all there is to say.
-    fn complete(&mut self, turn_id: &str, error: Option<Failure>, now: Millis) {
-        let Some(turn) = self.active.get_mut(turn_id) else {
-            return;
-        };
-        let Some(mut delivery) = turn.delivery.take() else {
-            return;
-        };
-        let tail = delivery
-            .splitter
-            .finish()
-            .filter(|_| error.is_none() || delivery.spoken.is_empty());
-        if let Some(tail) = &tail {
-            append_sentence(&mut delivery.spoken, tail);
-        }
-        let text = if error.is_none() {
-            delivery.text.trim().to_owned()
-        } else {
-            delivery.spoken
-        };
-        turn.record.accepted_text = Some(text.clone());
-        let route = turn
-            .record
-            .attempts
-            .get(delivery.attempt_index)
-            .map_or(0, |attempt| attempt.route);
-        let request_id = turn.record.accepted_request_id.clone().unwrap_or_default();
-        let latency_ms = now.since(turn.record.started_at);
-        let exchange = Exchange {
-            turn_id: turn_id.to_owned(),
-            user: turn.record.input.clone(),
-            assistant: text.clone(),
-        };
-        if let Some(tail) = tail {
-            self.actions.push_back(Action::Sentence {
-                turn_id: turn_id.to_owned(),
-                text: tail,
-            });
-        }
-        self.finish_attempt(turn_id, AttemptResult::Accepted, error, now);
-        self.history.push(exchange);
-        self.event(Event::Accepted {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            latency_ms,
-        });
-        self.actions.push_back(Action::Deliver {
-            turn_id: turn_id.to_owned(),
-            text,
-        });
-        self.settle(turn_id, TurnStatus::Accepted);
-    }
-
     fn recover(&mut self, turn_id: &str, reason: RecoveryReason, now: Millis) {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
@@ -743,13 +620,6 @@ impl TurnLadder {
     fn event(&mut self, event: Event) {
         self.actions.push_back(Action::Event(event));
     }
-}
-
-fn append_sentence(spoken: &mut String, sentence: &str) {
-    if !spoken.is_empty() {
-        spoken.push(' ');
-    }
-    spoken.push_str(sentence);
 }
 
 /// Splits `"<turnId>:attempt:<n>"` into the turn id and the attempt's index (n - 1).
