@@ -145,7 +145,10 @@ fn prefix_of_chars(text: &str, max_chars: usize) -> (&str, usize) {
 fn cut_at_word(text: &str, max_chars: usize) -> usize {
     let (head, _) = prefix_of_chars(text, max_chars);
     let rest = text.get(head.len()..).unwrap_or_default();
-    if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+    if rest.is_empty()
+        || rest.starts_with(char::is_whitespace)
+        || head.ends_with(char::is_whitespace)
+    {
         return head.len();
     }
     match head.trim_end().rfind(char::is_whitespace) {
