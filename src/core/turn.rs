@@ -385,10 +385,15 @@ impl TurnLadder {
         self.active.values().map(ActiveTurn::next_timeout).min()
     }
 
-    /// The next thing the shell must do, in order.
+    /// The next thing the shell must do, in order. Call until `None`: settled records beyond
+    /// `history_limit` are dropped only then.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        let action = self.actions.pop_front();
+        if action.is_none() {
+            self.drop_old_records();
+        }
+        action
     }
 
     fn recover(&mut self, turn_id: &str, reason: RecoveryReason, now: Millis) {
@@ -410,7 +415,7 @@ impl TurnLadder {
         self.settle(turn_id, TurnStatus::Exhausted);
     }
 
-    /// Moves a turn from running to retained, dropping the oldest beyond `history_limit` (T10).
+    /// Moves a turn from running to retained.
     fn settle(&mut self, turn_id: &str, status: TurnStatus) {
         let Some(mut turn) = self.active.remove(turn_id) else {
             return;
@@ -420,6 +425,12 @@ impl TurnLadder {
             .push_back(Action::Settled(Box::new(turn.record.clone())));
         self.settled_order.push_back(turn_id.to_owned());
         self.settled.insert(turn_id.to_owned(), turn.record);
+    }
+
+    /// Drops the oldest settled records beyond `history_limit` (T10). Only once every queued
+    /// action was taken: a `Deliver` checks its turn's record right before TTS (T6), and another
+    /// turn settling in the same input must not evict it first.
+    fn drop_old_records(&mut self) {
         while self.settled_order.len() > self.config.history_limit {
             if let Some(oldest) = self.settled_order.pop_front() {
                 self.settled.remove(&oldest);

@@ -74,6 +74,12 @@ impl Delivery {
     /// Takes a chunk; returns the sentences it completed within the bound, and whether the answer
     /// is full (the bound was passed: nothing more is wanted).
     fn take(&mut self, chunk: &str) -> (Vec<String>, bool) {
+        // White space before the first word is no part of the answer, nor of its bound.
+        let chunk = if self.text.is_empty() {
+            chunk.trim_start()
+        } else {
+            chunk
+        };
         let limit = self.max_chars.saturating_add(LOOKAHEAD_CHARS);
         let (part, part_chars) = prefix_of_chars(chunk, limit.saturating_sub(self.text_chars));
         self.text.push_str(part);
@@ -314,10 +320,10 @@ mod tests {
             text, "Superc",
             "a first word over the bound is cut at the bound"
         );
-        let (_, text) = deliver(6, &["Hello world"], false);
+        let (_, text) = deliver(6, &["  \n Hello world"], false);
         assert_eq!(
             text, "Hello",
-            "the space right after the bound ends a whole word"
+            "leading white space does not count; the space after the bound ends a word"
         );
     }
 
