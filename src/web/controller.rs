@@ -8,7 +8,7 @@ use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::glue;
-use crate::web::report::{event_to_js, failure_from_code, record_to_js, TurnStrings};
+use crate::web::report::{event_to_js, failure_from_code, record_to_js, Answer, TurnStrings};
 use js_sys::{Array, Function, JsString, Map, Promise};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -104,6 +104,8 @@ struct Shared {
     /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
     /// longer input is refused before it is copied into wasm.
     max_input_units: u32,
+    /// The most UTF-16 code units of route text that `maxAnswerChars` scalar values can need.
+    max_answer_units: u32,
     io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
     waiters: Map,
@@ -141,6 +143,8 @@ impl TurnController {
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
+        let max_answer_units =
+            u32::try_from(config.max_answer_chars.saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let on_report = weak.clone();
@@ -157,6 +161,7 @@ impl TurnController {
                 callbacks,
                 recovery_text,
                 max_input_units,
+                max_answer_units,
                 io: RefCell::new(Io::default()),
                 waiters: Map::new(),
                 report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
@@ -545,6 +550,16 @@ impl Shared {
         }
     }
 
+    /// A route's text, cut on the JS side to what `maxAnswerChars` can use before it is copied
+    /// into wasm: a 64 MiB chunk costs a 16 KiB copy. `None` when it is not a string.
+    fn bounded_text(&self, value: &JsValue) -> Option<JsValue> {
+        let text = value.dyn_ref::<JsString>()?;
+        if text.length() <= self.max_answer_units {
+            return Some(value.clone());
+        }
+        Some(text.slice(0, self.max_answer_units).into())
+    }
+
     /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
     /// is still wanted; a stream that is not is forgotten at once (its reader stops).
     fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
@@ -558,7 +573,11 @@ impl Shared {
             return false;
         };
         if kind == CHUNK {
-            match value.as_string() {
+            match self
+                .bounded_text(value)
+                .as_ref()
+                .and_then(JsValue::as_string)
+            {
                 Some(chunk) => {
                     driver::input(self, |ladder, now| {
                         ladder.on_attempt_chunk(&request_id, &chunk, now)
@@ -591,10 +610,18 @@ impl Shared {
                 driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
             }
             RESOLVED => {
-                let outcome = text_of(value);
-                if outcome.is_ok() {
+                let bounded = self.bounded_text(value);
+                let outcome = bounded
+                    .as_ref()
+                    .and_then(JsValue::as_string)
+                    .ok_or(Failure::NoText);
+                if let (Ok(text), Some(js)) = (&outcome, bounded) {
                     if let Some(strings) = self.io.borrow_mut().turns.get_mut(&turn_id) {
-                        strings.answer = Some((request_id.clone(), value.clone()));
+                        strings.answer = Some(Answer {
+                            request_id: request_id.clone(),
+                            text: text.clone(),
+                            js,
+                        });
                     }
                 }
                 driver::input(self, |ladder, now| {
@@ -643,9 +670,4 @@ fn abort(controller: &AbortController, name: &str, message: &str) {
         Ok(reason) => controller.abort_with_reason(&reason),
         Err(_) => controller.abort(),
     }
-}
-
-/// What a route resolved to: text, or `NoText` for anything else (never reaches TTS).
-fn text_of(value: &JsValue) -> Result<String, Failure> {
-    value.as_string().ok_or(Failure::NoText)
 }
