@@ -283,9 +283,10 @@ const scenarios = {
     // Mostly accepted; a fallback queued behind 200 others can outlive a 2 ms timeout.
     assertEq(settled, 4000, "every soak turn settled");
     assertEq(stopped, endlessRoute.calls.length, "the shell stopped reading every endless stream");
-    // One 64 KiB page of slack for the allocator's high-water mark with 200 turns in flight;
-    // the old leak (about 140 bytes per such turn) grew it by 8 pages here.
-    assert(after - before <= 65536, `wasm memory is flat over 4000 turns whose routes ignore their signals (${before} → ${after} bytes)`);
+    // Two 64 KiB pages of slack for the allocator's high-water mark with 200 turns in flight
+    // (timers fire in bunches under load); the old leak (about 140 bytes per such turn) grew it
+    // by 8 pages here.
+    assert(after - before <= 2 * 65536, `wasm memory is flat over 4000 turns whose routes ignore their signals (${before} → ${after} bytes)`);
     controller.free();
     hanging.free();
     await stillServes(make);
