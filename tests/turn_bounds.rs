@@ -1,5 +1,7 @@
 //! Bounded answers and prompts (rules T15, T16), in virtual time.
-#![cfg(not(target_arch = "wasm32"))]
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 mod sim;
 
