@@ -19,7 +19,7 @@ cargo test --quiet
 # `wasm_bindgen_test` as `test` under wasm; proptest runs there too (turn_properties with fewer cases).
 step "wasm: core suites in Node"
 core_suites=$(ls tests/*.rs | xargs -n1 basename | sed 's/\.rs$//' | grep -v '^browser_')
-cargo test --quiet --target wasm32-unknown-unknown $(printf -- '--test %s ' $core_suites)
+cargo test --target wasm32-unknown-unknown $(printf -- '--test %s ' $core_suites)
 
 # The browser suites talk to the dev stack (mock LLM, STT, TTS) on a fixed loopback port, which
 # the test crates read at compile time (TURNGUARD_DEVSTACK_URL).

@@ -3,9 +3,10 @@
 //!
 //! The bound is on the answer's text as the route sent it, in Unicode scalar values. A sentence
 //! goes out only if it ends (white space aside) within the first `max_answer_chars` characters.
-//! Once the text passes the bound, at most [`TurnConfig::ANSWER_LOOKAHEAD_CHARS`] more are read — enough for the
-//! sentence splitter to tell whether a sentence ends right at the bound — and the answer is cut:
-//! the stream is aborted, and the turn is accepted with the sentences that went out. When no
+//! Once the text passes the bound, at most [`TurnConfig::ANSWER_LOOKAHEAD_CHARS`] more are read
+//! — enough for the sentence splitter to tell whether a sentence ends right at the bound — and the
+//! answer is cut: the stream is aborted, and the turn is accepted with the sentences that went
+//! out. When no
 //! complete sentence fits, the answer is cut after the last whole word within the bound (or, for
 //! a first word longer than the bound, at the bound itself), so an accepted turn always says
 //! something. A whole (non-streamed) answer is cut the same way.
