@@ -135,7 +135,7 @@ struct Shared {
     /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
     /// longer input is refused before it is copied into wasm.
     max_input_units: u32,
-    /// The most UTF-16 code units of route text that `maxAnswerChars` scalar values can need.
+    /// The most UTF-16 code units of route text that the ladder can read for one answer.
     max_answer_units: u32,
     io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
@@ -175,7 +175,7 @@ impl TurnController {
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
         let max_answer_units =
-            u32::try_from(config.max_answer_chars.saturating_mul(2)).unwrap_or(u32::MAX);
+            u32::try_from(config.answer_read_chars().saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let on_report = weak.clone();
