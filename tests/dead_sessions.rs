@@ -1,6 +1,8 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! Dead sessions end (R5, L7): one named scenario per test, for the reconnect policy and for
 //! the transcriber core that follows it, in virtual time.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 mod transcriber_sim;
 
