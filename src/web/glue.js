@@ -411,37 +411,6 @@ export function domError(name, message) {
   return new DOMException(message, name);
 }
 
-/**
- * Makes `free()` and `[Symbol.dispose]()` of `instance`'s class idempotent and safe from inside
- * the object's own callbacks, then frees `instance` (a throwaway made for this). The generated
- * `free` throws on a second call ("null pointer passed to rust") and while a method of the object
- * runs ("attempted to take ownership…"; Rust then frees it when that method returns). The
- * wrapper skips a freed object, calls `detach` first (a method that works while borrowed, so the
- * object stops at once), and swallows only the second of those throws.
- */
-export function hardenFree(instance, detach) {
-  const prototype = Object.getPrototypeOf(instance);
-  const original = prototype.free.turnguardOriginal ?? prototype.free;
-  if (prototype.free === original) {
-    const hardened = function () {
-      if (!this.__wbg_ptr) return;
-      try {
-        if (detach) this[detach]();
-      } finally {
-        try {
-          original.call(this);
-        } catch {
-          // Borrowed by a method under way: Rust frees it when that method returns.
-        }
-      }
-    };
-    hardened.turnguardOriginal = original;
-    prototype.free = hardened;
-    if (typeof Symbol.dispose === "symbol") prototype[Symbol.dispose] = hardened;
-  }
-  original.call(instance);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Microphone capture (L5): getUserMedia + an AudioWorklet that mixes to mono, resamples to the
 // transcriber's rate and posts PCM16 frames of 20 ms. The worklet is src/web/capture-worklet.js

@@ -2,10 +2,11 @@
 //! (DESIGN.md §2, L1–L6). The sans-IO [`Transcriber`] decides; this shell performs its actions
 //! with the app's `provision()`, a browser `WebSocket`, one timer and the microphone.
 //!
-//! Every JS callback — the app's and `provision()` — runs with no `RefCell` borrow held: actions
-//! are taken from the core one at a time and performed after the borrow is released, and a call
-//! made from inside a callback (say `stop()` from `onFinal`) only queues; the outer `pump`
-//! performs what it queued.
+//! It runs on the shared [`driver`](crate::web::driver): every JS callback — the app's and
+//! `provision()` — runs with no borrow held, a call made from inside a callback (say `stop()` from
+//! `onFinal`) only queues and the outer pump performs what it queued, re-checked against the core
+//! (a queued `provision()` or connect is skipped once the transcriber stopped). `free()` is
+//! idempotent and works from any callback.
 //!
 //! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
 //! JSON reader.
@@ -15,15 +16,15 @@ mod options;
 pub use options::gladia_provisioner;
 
 use crate::core::gladia::STOP_RECORDING;
-use crate::core::transcriber::{Action, State, Transcriber, TranscriberError};
-use crate::web::clock::Clock;
+use crate::core::time::Millis;
+use crate::core::transcriber::{Action, State, Stats, Transcriber, TranscriberError};
 use crate::web::convert::type_error;
+use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
-use crate::web::timer::Timer;
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
 use options::{parse_options, Callbacks};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
@@ -56,13 +57,19 @@ extern "C" {
     fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = domError)]
     fn dom_error(name: &str, message: &str) -> JsValue;
-    #[wasm_bindgen(js_name = hardenFree)]
-    pub(crate) fn harden_free(instance: &JsValue, detach: &str);
 }
 
-thread_local! {
-    /// Whether `free()` of the class was made idempotent yet (once per module instance).
-    static FREE_HARDENED: Cell<bool> = const { Cell::new(false) };
+impl Machine for Transcriber {
+    type Action = Action;
+    fn poll_action(&mut self) -> Option<Action> {
+        Transcriber::poll_action(self)
+    }
+    fn poll_timeout(&self) -> Option<Millis> {
+        Transcriber::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Millis) {
+        Transcriber::handle_timeout(self, now)
+    }
 }
 
 /// Browser resources and waiting promises.
@@ -87,18 +94,14 @@ struct Io {
 }
 
 struct Shared {
-    core: RefCell<Transcriber>,
+    driver: Driver<Transcriber>,
     callbacks: Callbacks,
     sample_rate: u32,
-    clock: Clock,
     io: RefCell<Io>,
-    timer: Timer,
     /// `(socket id, kind, value)` from every socket: made once, shared by all of them.
     on_socket_event: Closure<dyn FnMut(u32, u32, JsValue)>,
     /// One microphone frame.
     on_frame: Closure<dyn FnMut(JsValue)>,
-    /// True while `pump` drains actions: a re-entrant call only queues.
-    pumping: Cell<bool>,
     /// Longest server text message read, in UTF-8 bytes (checked on the JS side).
     max_message_bytes: f64,
 }
@@ -108,9 +111,10 @@ struct Shared {
 /// transcripts. See DESIGN.md §2.
 #[wasm_bindgen]
 pub struct LiveTranscriber {
-    shared: Rc<Shared>,
-    /// False only for the throwaway handle that hardens `free()`: dropping it detaches nothing.
-    owner: bool,
+    /// Taken by `free()`: a freed transcriber holds nothing and every method is inert.
+    shared: RefCell<Option<Rc<Shared>>>,
+    /// State and counters at `free()`, for the getters of a freed transcriber.
+    last: RefCell<(State, Stats)>,
 }
 
 #[wasm_bindgen]
@@ -122,23 +126,14 @@ impl LiveTranscriber {
     ) -> Result<LiveTranscriber, JsValue> {
         let (config, callbacks) = parse_options(&options)?;
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
-            let on_timer = weak.clone();
             let on_event = weak.clone();
             let on_frame = weak.clone();
             Shared {
                 sample_rate: config.sample_rate,
                 max_message_bytes: config.max_message_bytes as f64,
-                core: RefCell::new(Transcriber::new(config)),
+                driver: Driver::new(Transcriber::new(config), weak),
                 callbacks,
-                clock: Clock::new(),
                 io: RefCell::new(Io::default()),
-                timer: Timer::new(move || {
-                    if let Some(shared) = on_timer.upgrade() {
-                        shared.timer.fired();
-                        shared.core.borrow_mut().handle_timeout(shared.clock.now());
-                        shared.pump();
-                    }
-                }),
                 on_socket_event: Closure::new(move |id: u32, kind: u32, value: JsValue| {
                     if let Some(shared) = on_event.upgrade() {
                         shared.on_socket_event(id, kind, &value);
@@ -149,29 +144,12 @@ impl LiveTranscriber {
                         shared.push_audio(&pcm);
                     }
                 }),
-                pumping: Cell::new(false),
             }
         });
-        if !FREE_HARDENED.with(|done| done.replace(true)) {
-            let throwaway = LiveTranscriber {
-                shared: Rc::clone(&shared),
-                owner: false,
-            };
-            harden_free(&JsValue::from(throwaway), "__turnguardDetach");
-        }
         Ok(LiveTranscriber {
-            shared,
-            owner: true,
+            shared: RefCell::new(Some(shared)),
+            last: RefCell::new((State::Stopped, Stats::default())),
         })
-    }
-
-    /// What `free()` does first, callable while a method of this object runs (from a callback):
-    /// detaches at once (R4). The class's `free()` calls it; not part of the typed API.
-    #[wasm_bindgen(js_name = __turnguardDetach, skip_typescript)]
-    pub fn detach(&self) {
-        if self.owner {
-            self.shared.detach();
-        }
     }
 
     /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
@@ -179,9 +157,11 @@ impl LiveTranscriber {
     /// Calling it again is harmless.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn start(&self) -> Promise {
-        let shared = &self.shared;
-        let state = shared.core.borrow().state();
-        match state {
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        let shared = &shared;
+        match shared.state() {
             State::Open => Promise::resolve(&JsValue::UNDEFINED),
             State::Failed => Promise::reject(&shared.io.borrow().failure),
             State::Stopped => Promise::reject(&dom_error(
@@ -192,8 +172,7 @@ impl LiveTranscriber {
                 let promise = Promise::new(&mut |resolve, reject| {
                     shared.io.borrow_mut().start_waiters.push((resolve, reject));
                 });
-                shared.core.borrow_mut().start(shared.clock.now());
-                shared.pump();
+                driver::input(shared, |core, now| core.start(now));
                 promise
             }
         }
@@ -223,7 +202,10 @@ impl LiveTranscriber {
             Ok(parsed) => parsed,
             Err(error) => return Promise::reject(&error),
         };
-        let shared = &self.shared;
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        let shared = &shared;
         if !shared.accepts_audio() {
             return Promise::reject(&dom_error(
                 "InvalidStateError",
@@ -269,7 +251,9 @@ impl LiveTranscriber {
         let pcm = pcm
             .dyn_into::<Int16Array>()
             .map_err(|_| type_error("pcm must be an Int16Array"))?;
-        self.shared.push_audio(&pcm);
+        if let Some(shared) = self.shared() {
+            shared.push_audio(&pcm);
+        }
         Ok(())
     }
 
@@ -278,35 +262,63 @@ impl LiveTranscriber {
     /// provisions afterwards. Resolves once `stopped` (or at once if already over); idempotent.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn stop(&self) -> Promise {
-        let shared = &self.shared;
+        let Some(shared) = self.shared() else {
+            return Promise::resolve(&JsValue::UNDEFINED);
+        };
+        let shared = &shared;
         shared.release_microphone();
-        if shared.core.borrow().state().is_terminal() {
+        if shared.state().is_terminal() {
             return Promise::resolve(&JsValue::UNDEFINED);
         }
         let promise = Promise::new(&mut |resolve, _reject| {
             shared.io.borrow_mut().stop_waiters.push(resolve);
         });
-        shared.core.borrow_mut().stop(shared.clock.now());
-        shared.pump();
+        driver::input(shared, |core, now| core.stop(now));
         promise
+    }
+
+    /// Detaches at once (R4) — `stop_recording` if connected, close, release the microphone —
+    /// without waiting for the last transcripts; a `start()` under way rejects with an
+    /// `AbortError`. Idempotent, and safe from inside any callback, `provision()` included, even
+    /// one that runs inside a method of this transcriber. Also `[Symbol.dispose]()`.
+    ///
+    /// This replaces the `free()` wasm-bindgen generates, which throws when called twice or from
+    /// inside a method; the small handle left behind is freed when JS collects the object.
+    pub fn free(&self) {
+        let shared = self
+            .shared
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut shared| shared.take());
+        if let Some(shared) = shared {
+            shared.dispose();
+            if let (Some(snapshot), Ok(mut last)) = (
+                shared.driver.read(|core| (core.state(), core.stats())),
+                self.last.try_borrow_mut(),
+            ) {
+                *last = snapshot;
+            }
+        }
     }
 
     /// `"idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed"`.
     #[wasm_bindgen(getter, unchecked_return_type = "TranscriberState")]
     pub fn state(&self) -> String {
-        self.shared.core.borrow().state().as_str().to_owned()
+        self.snapshot().0.as_str().to_owned()
     }
 
     /// The `id` of the current session as `provision()` gave it, if any.
     #[wasm_bindgen(getter = sessionId, unchecked_return_type = "string | undefined")]
     pub fn session_id(&self) -> JsValue {
-        self.shared.io.borrow().session_id.clone()
+        self.shared().map_or(JsValue::UNDEFINED, |shared| {
+            shared.io.borrow().session_id.clone()
+        })
     }
 
     /// Counters since creation.
     #[wasm_bindgen(getter, unchecked_return_type = "TranscriberStats")]
     pub fn stats(&self) -> JsValue {
-        let stats = self.shared.core.borrow().stats();
+        let stats = self.snapshot().1;
         let number = |value: u64| value as f64;
         JsObject::new()
             .set("framesSent", number(stats.frames_sent))
@@ -322,57 +334,73 @@ impl LiveTranscriber {
     }
 }
 
-impl Drop for LiveTranscriber {
-    /// `free()` and `Symbol.dispose`: detaches at once (R4) — `stop_recording` if connected,
-    /// close, release the microphone — without waiting for the last transcripts.
-    fn drop(&mut self) {
-        if self.owner {
-            self.shared.detach();
+impl LiveTranscriber {
+    fn shared(&self) -> Option<Rc<Shared>> {
+        self.shared.try_borrow().ok()?.clone()
+    }
+
+    /// State and counters, live or as they were at `free()`.
+    fn snapshot(&self) -> (State, Stats) {
+        let last = || {
+            self.last
+                .try_borrow()
+                .map_or((State::Stopped, Stats::default()), |last| *last)
+        };
+        match self.shared() {
+            Some(shared) => shared
+                .driver
+                .read(|core| (core.state(), core.stats()))
+                .unwrap_or_else(last),
+            None => last(),
         }
     }
 }
 
-impl Shared {
-    /// Detaches for good, at once; idempotent, and safe from inside a callback.
-    fn detach(self: &Rc<Self>) {
-        self.release_microphone();
-        self.core.borrow_mut().dispose(self.clock.now());
-        self.pump();
-        self.timer.cancel();
+impl Drop for LiveTranscriber {
+    /// Collected by JS without `free()`: the same ending.
+    fn drop(&mut self) {
+        self.free();
     }
+}
 
-    /// Performs queued actions until none is left, then re-arms the timer.
-    fn pump(self: &Rc<Self>) {
-        if self.pumping.replace(true) {
-            return;
-        }
-        loop {
-            let action = self.core.borrow_mut().poll_action();
-            match action {
-                Some(action) => self.perform(action),
-                None => break,
-            }
-        }
-        self.pumping.set(false);
-        let next = self.core.borrow().poll_timeout();
-        match next {
-            Some(at) => self.timer.ensure(at, || self.clock.now()),
-            None => self.timer.cancel(),
-        }
+impl Shell for Shared {
+    type Machine = Transcriber;
+
+    fn driver(&self) -> &Driver<Transcriber> {
+        &self.driver
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
+        self.perform_action(action);
+    }
+}
+
+impl Shared {
+    fn state(&self) -> State {
+        self.driver
+            .read(Transcriber::state)
+            .unwrap_or(State::Stopped)
+    }
+
+    /// Detaches for good, at once (R4): releases the microphone, then the core's `dispose`
+    /// (`stop_recording` if connected, close) is performed and the timer cleared. Idempotent.
+    fn dispose(self: &Rc<Self>) {
+        self.release_microphone();
+        driver::dispose(self, |core, now| core.dispose(now));
+    }
+
+    fn perform_action(self: &Rc<Self>, action: Action) {
         match action {
             // Queued work is checked against the core's state right before it is done: a
             // re-entrant stop/free from a callback may have come after it was queued.
             Action::Provision => {
-                if self.core.borrow().state() == State::Provisioning {
+                if self.state() == State::Provisioning {
                     self.provision();
                 }
             }
             Action::CancelProvision => self.abort_provision(),
             Action::Connect(url) => {
-                if self.core.borrow().state() == State::Connecting {
+                if self.state() == State::Connecting {
                     self.connect(&url);
                 }
             }
@@ -444,14 +472,12 @@ impl Shared {
                 io.session_id = session_id;
             }
         }
-        let now = self.clock.now();
         if status < 0 {
-            self.core.borrow_mut().on_provisioned(url, now);
+            driver::input(self, |core, now| core.on_provisioned(url, now));
         } else {
             let status = u16::try_from(status).unwrap_or(0);
-            self.core.borrow_mut().on_provision_failed(status, now);
+            driver::input(self, |core, now| core.on_provision_failed(status, now));
         }
-        self.pump();
     }
 
     /// Aborts an unfinished `provision()` call; its result will be ignored.
@@ -480,7 +506,8 @@ impl Shared {
             self.max_message_bytes,
         );
         if socket.is_null() {
-            self.core.borrow_mut().on_connect_error(self.clock.now());
+            // Inside a pump: what this queues is performed by the running pump.
+            let _ = self.driver.update(|core, now| core.on_connect_error(now));
         } else {
             self.io.borrow_mut().socket = Some(socket);
         }
@@ -503,25 +530,20 @@ impl Shared {
                 io.socket = None;
             }
         }
-        let now = self.clock.now();
-        {
-            let mut core = self.core.borrow_mut();
-            match kind {
-                0 => core.on_open(now),
-                3 => core.on_oversize_message(now),
-                1 => {
-                    let code = value
-                        .as_f64()
-                        .filter(|code| (0.0..=65_535.0).contains(code));
-                    core.on_close(code.map_or(1006, |code| code as u16), now);
-                }
-                _ => match value.as_string() {
-                    Some(text) => core.on_text(&text, now),
-                    None => core.on_binary_message(now),
-                },
-            }
-        }
-        self.pump();
+        let text = if kind == 2 { value.as_string() } else { None };
+        let code = value
+            .as_f64()
+            .filter(|code| (0.0..=65_535.0).contains(code))
+            .map_or(1006, |code| code as u16);
+        driver::input(self, |core, now| match kind {
+            0 => core.on_open(now),
+            1 => core.on_close(code, now),
+            3 => core.on_oversize_message(now),
+            _ => match &text {
+                Some(text) => core.on_text(text, now),
+                None => core.on_binary_message(now),
+            },
+        });
     }
 
     fn push_audio(self: &Rc<Self>, pcm: &Int16Array) {
@@ -532,13 +554,15 @@ impl Shared {
             pcm.byte_length(),
         )
         .to_vec();
-        self.core.borrow_mut().send_audio(bytes, self.clock.now());
-        self.pump();
+        driver::input(self, |core, now| core.send_audio(bytes, now));
     }
 
     fn accepts_audio(&self) -> bool {
-        let core = self.core.borrow();
-        !core.state().is_terminal() && !core.is_stopping()
+        !self.driver.is_disposed()
+            && self
+                .driver
+                .read(|core| !core.state().is_terminal() && !core.is_stopping())
+                .unwrap_or(false)
     }
 
     fn adopt_capture(&self, id: u32, capture: Capture) -> Result<(), JsValue> {
@@ -630,6 +654,10 @@ impl Shared {
 
 fn aborted() -> JsValue {
     dom_error("AbortError", "the transcriber was stopped")
+}
+
+fn freed() -> JsValue {
+    dom_error("InvalidStateError", "the LiveTranscriber was freed")
 }
 
 fn error_to_js(error: &TranscriberError) -> JsValue {

@@ -143,6 +143,8 @@ const scenarios = {
     policy.free();
     policy.free();
     if (typeof Symbol.dispose === "symbol") policy[Symbol.dispose]();
+    await assertThrows(() => policy.onOpen(0), TypeError, /freed/, "a method after free");
+    await assertThrows(() => policy.backoffAttempt, TypeError, /freed/, "a getter after free");
     const next = make(exact);
     assertEq(next.onClose(1006, 0).action, "reconnect_same_url", "the module still serves");
     next[Symbol.dispose ?? "free"]();

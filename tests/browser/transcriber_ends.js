@@ -323,6 +323,10 @@ const scenarios = {
     plain.free();
     plain.free();
     if (typeof Symbol.dispose === "symbol") plain[Symbol.dispose]();
+    assertEq([plain.state, plain.stats.provisions, plain.sessionId], ["stopped", 0, undefined], "getters of a freed transcriber");
+    await assertThrows(() => plain.start(), DOMException, /freed/, "start after free");
+    await plain.stop(); // resolves
+    plain.sendAudio(frame(1)); // ignored
 
     // From onStateChange("provisioning"), inside start(): the queued provision() never runs.
     const quiet = backend(devstack, "normal");
@@ -377,6 +381,7 @@ const scenarios = {
       await until(async () => (await sessionStats(devstack, id)).open === 0, 2000, `${callback}: socket closed`);
       const session = await sessionStats(devstack, id);
       assertEq(session.connections, 1, `${callback}: nothing reconnected`);
+      assertEq([transcriber.state, transcriber.stats.connections], ["stopped", 1], `${callback}: counters kept after free`);
     }
     await stillServes(devstack, make);
   },
