@@ -14,6 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
+import { createSpeechStt, matchSpeechProvisionPath, matchSpeechSocketPath, SPEECH_MODES } from "./devstack/speech.mjs";
 import { serveStatic } from "./devstack/static.mjs";
 import { DevStats } from "./devstack/stats.mjs";
 import { createSttMock, matchSttProvisionPath, matchSttSocketPath, STT_MODES } from "./devstack/stt.mjs";
@@ -28,6 +29,7 @@ export const SERVICES = Object.freeze({
   llm: { path: "/v1/chat/completions", prefixed: "/llm/<scenario>/v1/chat/completions", scenarios: LLM_SCENARIOS },
   tts: { path: "/tts", prefixed: "/tts/<fault>", faults: TTS_FAULTS },
   stt: { path: "/v2/live", prefixed: "/stt/<mode>/v2/live", socket: "/v2/live/ws?token=<id>", modes: STT_MODES },
+  speech: { path: "/speech/v2/live", socket: "/speech/v2/live/ws?token=<id>", modes: SPEECH_MODES },
 });
 
 /**
@@ -51,9 +53,12 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     authority: () => authority,
   };
   const stt = createSttMock(ctx);
+  const speech = createSpeechStt(ctx);
+  ctx.speech = speech;
   const reset = () => {
     stats.reset();
     stt.recountOpen();
+    speech.reset();
   };
 
   const server = http.createServer((req, res) => {
@@ -68,6 +73,10 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     // Node drops its own error handling once a socket is upgraded.
     socket.on("error", () => {});
     const url = requestUrl(req);
+    if (matchSpeechSocketPath(url.pathname)) {
+      speech.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
+      return;
+    }
     const match = matchSttSocketPath(url.pathname);
     if (!match) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
@@ -87,6 +96,7 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
       shutdown.abort(); // ends every pending sleep and hanging response
       const closed = new Promise((resolve) => server.close(() => resolve()));
       await stt.close();
+      await speech.close();
       for (const socket of sockets) socket.destroy();
       await closed;
     })());
@@ -106,7 +116,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
-    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), services: SERVICES });
+    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), services: SERVICES });
   }
   if (pathname === "/__reset") {
     if (req.method !== "POST") return sendJson(req, res, 405, { error: "use POST" });
@@ -118,6 +128,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   if (llm) return handleLlm(ctx, req, res, url, llm.scenario);
   const tts = matchTtsPath(pathname);
   if (tts) return handleTts(ctx, req, res, url, tts.fault);
+  if (matchSpeechProvisionPath(pathname)) return ctx.speech.handleProvision(req, res, url);
   const provision = matchSttProvisionPath(pathname);
   if (provision) return stt.handleProvision(req, res, url, provision.mode);
 
