@@ -16,9 +16,10 @@ import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
 import { createSpeechStt, matchSpeechProvisionPath, matchSpeechSocketPath, SPEECH_MODES } from "./devstack/speech.mjs";
 import { serveStatic } from "./devstack/static.mjs";
+import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from "./devstack/upstream.mjs";
 import { DevStats } from "./devstack/stats.mjs";
 import { createSttMock, matchSttProvisionPath, matchSttSocketPath, STT_MODES } from "./devstack/stt.mjs";
-import { handleTts, matchTtsPath, TTS_FAULTS } from "./devstack/tts.mjs";
+import { espeakAvailable, handleTts, matchTtsPath, TTS_FAULTS } from "./devstack/tts.mjs";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The mocks stand in for paid services and accept anything: loopback only.
@@ -38,7 +39,7 @@ export const SERVICES = Object.freeze({
  *   `log` receives one line per request (method, path, status), never a
  *   query string or a body: those may hold what the user said.
  */
-export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log } = {}) {
+export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log, upstream = upstreamConfig() } = {}) {
   if (!LOOPBACK_HOSTS.has(host)) throw new RangeError(`host must be a loopback address, got "${host}"`);
   const rootDir = realpathSync(path.resolve(root));
   const stats = new DevStats();
@@ -51,6 +52,7 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     signal: shutdown.signal,
     isClosing: () => shutdown.signal.aborted,
     authority: () => authority,
+    upstream,
   };
   const stt = createSttMock(ctx);
   const speech = createSpeechStt(ctx);
@@ -116,7 +118,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
-    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), services: SERVICES });
+    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
   }
   if (pathname === "/__reset") {
     if (req.method !== "POST") return sendJson(req, res, 405, { error: "use POST" });
@@ -124,6 +126,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
     return sendJson(req, res, 200, { ok: true, since: ctx.stats.since });
   }
 
+  if (matchUpstreamPath(pathname)) return handleUpstream(ctx, req, res, ctx.upstream);
   const llm = matchLlmPath(pathname);
   if (llm) return handleLlm(ctx, req, res, url, llm.scenario);
   const tts = matchTtsPath(pathname);

@@ -128,3 +128,33 @@ test("without a Python engine, provisioning says how to install it (503)", async
   assert.equal(speech.stats().engine, "unavailable");
   await speech.close();
 });
+
+test("TTS with ?voice= speaks with espeak-ng: a 22050 Hz WAV that the STT hears as the text", { skip }, async () => {
+  const text = "what is the weather like today";
+  const response = await fetch(new URL("/tts?voice=en-us", stack.url), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ text }),
+  });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("x-tts-engine"), "espeak-ng");
+  const wav = Buffer.from(await response.arrayBuffer());
+  assert.equal(wav.toString("ascii", 0, 4), "RIFF");
+  assert.equal(wav.readUInt32LE(24), 22050, "sample rate");
+  const { execFileSync } = await import("node:child_process");
+  const pcm = execFileSync("sox", ["-t", "wav", "-", "-r", "16000", "-b", "16", "-c", "1", "-t", "raw", "-", "pad", "0.5", "0.5"], { input: wav });
+  const { body } = await provision();
+  const { messages } = await transcribe(body.url, pcm);
+  const heard = messages.filter((m) => m.type === "transcript" && m.data.is_final).map((m) => m.data.utterance.text).join(" ");
+  assert.match(heard, /weather/);
+  const stats = await (await fetch(new URL("/__stats", stack.url))).json();
+  assert.equal(stats.ttsEngine, "espeak-ng");
+});
+
+test("TTS without ?voice= stays the tone the other suites time; a bad voice name is a 400", async () => {
+  const post = (query) => fetch(new URL(`/tts${query}`, stack.url), { method: "POST", body: JSON.stringify({ text: "hello" }) });
+  const tone = await post("");
+  assert.equal(tone.headers.get("x-tts-engine"), "tone");
+  assert.equal(Buffer.from(await tone.arrayBuffer()).readUInt32LE(24), 24000);
+  assert.equal((await post("?voice=en;rm%20-rf")).status, 400);
+});
