@@ -4,6 +4,7 @@
 import { cell } from "./dom.mjs";
 import { setupLadder } from "./ladder.mjs";
 import { setupReconnect } from "./reconnect.mjs";
+import { setupVoice } from "./voice.mjs";
 
 const statusLine = document.querySelector("#devstack-status");
 const servicesBody = document.querySelector("#devstack-services");
@@ -97,6 +98,7 @@ async function loadLibrary() {
   // After each turn the dev stack counters show how many LLM calls it really made.
   setupLadder(library, { onTurnSettled: refreshDevStack });
   setupReconnect(library.ReconnectPolicy);
+  await setupVoice(library);
   setLibraryStatus("ready", "turnguard is loaded: the panels below run the real library in this page.");
 }
 

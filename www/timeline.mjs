@@ -38,7 +38,7 @@ const LANE_GAP = 10;
 const MAX_TURNS = 8;
 
 /** Folds the entries into turns, the STT lane and the counters. */
-export function timelineModel(entries, { now, turnDeadlineMs } = {}) {
+export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
   const turns = new Map();
   const stt = { segments: [], marks: [], provisions: 0 };
   const counters = { llmCalls: 0, recoveries: 0, reprovisions: 0, droppedFrames: 0 };
@@ -89,9 +89,14 @@ export function timelineModel(entries, { now, turnDeadlineMs } = {}) {
       stt.marks.push({ t, type: entry.ok ? "provisioned" : "provision_failed", label: entry.ok ? "provision(): new session" : `provision() failed${entry.status ? ` with HTTP ${entry.status}` : ""}` });
     }
   }
-  const start = entries.length > 0 ? entries[0].t : 0;
-  const end = Math.max(now ?? start, ...entries.map((entry) => entry.t), start + 1000);
-  return { start, end, turns: [...turns.values()].slice(-MAX_TURNS), stt, sttState, counters };
+  const first = entries.length > 0 ? entries[0].t : 0;
+  const end = Math.max(now ?? first, ...entries.map((entry) => entry.t), first + 1000);
+  // A live page shows the last `windowMs`: older turns go, the STT lane is clipped at the edge.
+  const start = windowMs ? Math.max(first, end - windowMs) : first;
+  const visible = [...turns.values()].filter((turn) => (turn.end ?? end) >= start || (turn.speech?.end ?? 0) >= start);
+  stt.segments = stt.segments.filter((segment) => (segment.to ?? end) >= start).map((segment) => ({ ...segment, from: Math.max(segment.from, start) }));
+  stt.marks = stt.marks.filter((mark) => mark.t >= start);
+  return { start, end, turns: visible.slice(-MAX_TURNS), stt, sttState, counters };
 }
 
 function applyTurnEvent(turn, event, t, counters, turnDeadlineMs) {
@@ -227,7 +232,8 @@ export function renderTimeline(model, { width = 900 } = {}) {
     parts.push(`<rect x="${lx}" y="${y - 9}" width="10" height="10" fill="${colour}"/><text x="${lx + 13}" y="${y}">${result}</text>`);
     lx += 20 + result.length * 6.5;
   }
-  parts.push(`<text x="${lx}" y="${y}">◇ first chunk · | sentence · ▬ heard · ┅ unheard · ⚡ barge-in · ╎ deadline · ▼ socket closed</text>`);
+  y += 15;
+  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence to TTS · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
   y += 16;
   lx = 4;
   parts.push(`<text x="${lx}" y="${y}">STT:</text>`);

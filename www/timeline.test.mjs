@@ -53,3 +53,11 @@ test("text is escaped, an empty list draws an empty timeline, and only the last 
   const model = timelineModel(many, { now: 20 });
   assert.deepEqual(model.turns.map((turn) => turn.turnId), Array.from({ length: 8 }, (_, i) => `turn-${i + 4}`));
 });
+
+test("a window shows only the recent past: older turns leave, STT segments are clipped at its edge", () => {
+  const model = timelineModel(sampleEntries(), { now: 10_000, windowMs: 4000 });
+  assert.equal(model.start, 6000);
+  assert.deepEqual(model.turns.map((turn) => turn.turnId), ["turn-3"]);
+  assert.ok(model.stt.segments.every((segment) => segment.from >= 6000));
+  assert.deepEqual(model.counters, { llmCalls: 5, recoveries: 1, reprovisions: 1, droppedFrames: 12 }, "counters count the whole session");
+});

@@ -97,7 +97,9 @@ class Session:
 
     def flush(self):
         # end_stream pads the last partial frame and closes an utterance in progress.
-        speech = self.endpointer.end_stream(self.pending)
+        # (end_stream cannot take an empty buffer: a frame's worth of silence stands in.)
+        tail = self.pending or bytes(self.endpointer.frame_bytes)
+        speech = self.endpointer.end_stream(tail)
         self.pending = b""
         if speech is not None:
             self.frame(speech, final_frame=True)
