@@ -103,7 +103,7 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
       await closed;
     })());
 
-  return { url: `http://${authority}/`, port: address.port, host: address.address, stats, reset, close };
+  return { url: `http://${authority}/`, port: address.port, host: address.address, stats, reset, close, warmSpeech: () => speech.warm() };
 }
 
 /** Dispatches one HTTP request to the mock it names, else to static files. */

@@ -145,8 +145,10 @@ const ms = (value) => `${Math.round(value)} ms`;
 export function renderTimeline(model, { width = 900 } = {}) {
   const span = Math.max(1, model.end - model.start);
   const plot = width - LABEL_WIDTH - 10;
-  const x = (t) => (LABEL_WIDTH + ((t - model.start) / span) * plot).toFixed(1);
-  const w = (from, to) => Math.max(1.5, ((to - from) / span) * plot).toFixed(1);
+  // Marks older than the window's start are drawn from its left edge.
+  const clamp = (t) => Math.max(t, model.start);
+  const x = (t) => (LABEL_WIDTH + ((clamp(t) - model.start) / span) * plot).toFixed(1);
+  const w = (from, to) => Math.max(1.5, ((clamp(to) - clamp(from)) / span) * plot).toFixed(1);
   const rel = (t) => ms(t - model.start);
   const parts = [];
   let y = 22;

@@ -127,7 +127,13 @@ function createEngine(python) {
     await exited;
   }
 
-  return { open, close, running: () => child !== null };
+  /** Starts the process now (npm start does, so the first session does not wait for the model). */
+  function warm() {
+    if (!child) start();
+    return ready;
+  }
+
+  return { open, close, warm, running: () => child !== null };
 }
 
 function newCounters() {
@@ -335,6 +341,7 @@ export function createSpeechStt(ctx, { python = enginePython() } = {}) {
     handleProvision,
     handleUpgrade,
     close,
+    warm: () => (engine ? engine.warm() : Promise.reject(new Error("no .venv with pocketsphinx"))),
     reset: () => {
       const open = counters.open;
       counters = newCounters();

@@ -21,6 +21,7 @@ received by the session, like Gladia's. Nothing said is ever logged.
 
 import base64
 import json
+import signal
 import sys
 
 from pocketsphinx import Decoder, Endpointer
@@ -115,6 +116,9 @@ class Session:
 
 
 def main():
+    # Ctrl-C reaches the whole process group: the dev stack stops this process itself (stdin
+    # closes, or SIGTERM), so the interrupt is not ours to act on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sessions = {}
     # Loading the model once up front makes the first session start as fast as the others.
     Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
