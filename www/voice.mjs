@@ -160,7 +160,7 @@ export async function setupVoice(library) {
     agent.resumeAudio();
     if (ui.mic.dataset.active === "true") return;
     ui.mic.dataset.active = "true";
-    ui.mic.textContent = "🎤 Listening";
+    ui.mic.textContent = "Listening…";
     if (started) await agent.restartStt({ microphone: true }).catch((error) => (ui.error.textContent = error.message));
     else await ensureStarted(true).catch(() => (ui.mic.dataset.active = "false"));
   });

@@ -8,10 +8,9 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
 import { startDevStack } from "../../www/devstack.mjs";
 import { enginePython } from "../../www/devstack/speech.mjs";
-import { CHROMIUM_ARGS } from "./harness.mjs";
+import { launchChromium } from "./harness.mjs";
 import { speechToolsMissing, speechWav, wordErrorRate } from "./demo-speech.mjs";
 
 const skip = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
@@ -31,11 +30,7 @@ before(async () => {
   stack = await startDevStack({ port: 0, upstream: null });
   // A second of silence, the sentence, then silence: played once (%noloop) as the microphone.
   const wav = speechWav(SPOKEN, { rate: 16000, padMs: 1000 });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-    args: [...CHROMIUM_ARGS, `--use-file-for-fake-audio-capture=${wav}%noloop`],
-    headless: true,
-  });
+  browser = await launchChromium([`--use-file-for-fake-audio-capture=${wav}%noloop`]);
   page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
   page.on("pageerror", (error) => errors.push(error.message));
@@ -248,6 +243,7 @@ test("STT dead token (404 on the upgrade): the transcriber ends failed", { skip,
   await shot("stt-dead-token");
 });
 
-test("no unexpected console or page errors", { skip }, () => {
+test("no unexpected console or page errors", { skip }, async () => {
   assert.deepEqual(errors.filter((error) => !EXPECTED_ERROR.test(error)), []);
+  await page.locator("#talk").screenshot({ path: path.join(SHOTS, "panel.png") });
 });
