@@ -200,7 +200,9 @@ export function renderTimeline(model, { width = 900 } = {}) {
       }
       parts.push("</g>");
     });
-    if (turn.deadlineAt !== null && turn.deadlineAt <= model.end) {
+    // Once an attempt commits, the deadline no longer applies to the turn: drawn only until then.
+    const committed = turn.attempts.some((attempt) => attempt.firstChunk !== null && attempt.firstChunk < turn.deadlineAt);
+    if (turn.deadlineAt !== null && turn.deadlineAt <= model.end && !committed) {
       parts.push(`<line class="deadline" x1="${x(turn.deadlineAt)}" x2="${x(turn.deadlineAt)}" y1="${y - 2}" y2="${y + height}" stroke="#d23f3f" stroke-dasharray="3,2">${title(`turn deadline at ${rel(turn.deadlineAt)}`)}</line>`);
     }
     const speechTop = y + (rows - 1) * ROW;
