@@ -252,7 +252,8 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     /** Starts listening: the STT connection always, the microphone when asked. */
     async start({ microphone = true } = {}) {
       const stt = startTranscriber();
-      setState("listening");
+      // A restart while the agent thinks or speaks leaves that state alone.
+      if (state === "idle" || state === "stopped") setState("listening");
       await stt.start();
       if (microphone) await stt.attachMicrophone();
     },

@@ -208,6 +208,34 @@ test("barge-in while speaking: silence at once, the heard part marked, the histo
   await shot("barge-in");
 });
 
+test("talking over the answer: the microphone's speech cuts it (speech_start), and its final starts the next turn", { skip }, async () => {
+  await setSwitches([]);
+  await quiet();
+  const turns = () => page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length);
+  const before = await turns();
+  await page.fill("#say-text", "what is the weather like");
+  await page.click("#say-button");
+  await page.locator('#agent-state[data-state="speaking"]').waitFor(WAIT);
+  // A new capture plays the fake microphone's file again: the user talks over the agent.
+  await page.click("#restart-stt");
+  await page.locator('#answer[data-kind="cut"]').waitFor(WAIT);
+  const cut = await page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "barge_in").at(-1).turnId);
+  assert.equal(cut, `turn-${before + 1}`, "the spoken answer was the one cut");
+  await page.waitForFunction((n) => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length > n, before + 1, WAIT);
+  assert.match(await page.textContent("#caption"), /weather/);
+  await page.locator(`#answer[data-settled="turn-${before + 2}"]`).waitFor(WAIT);
+  await quiet();
+  await shot("voice-barge-in");
+});
+
+test("a suspended audio context shows the banner; Enable audio resumes it", { skip }, async () => {
+  await page.evaluate(() => window.__demoVoice.agent.player.context.suspend());
+  await page.locator("#audio-banner").waitFor({ state: "visible", ...WAIT });
+  await page.click("#enable-audio");
+  await page.locator("#audio-banner").waitFor({ state: "hidden", ...WAIT });
+  assert.equal(await page.evaluate(() => window.__demoVoice.agent.player.context.state), "running");
+});
+
 test("provisioning 429 twice: provision() is retried after a backoff and the STT opens", { skip }, async () => {
   await setSwitches(["provision429"]);
   const from = await page.evaluate(() => window.__demoVoice.entries.length);
