@@ -22,6 +22,7 @@ export const PERSONAS = {
 /** The controller's timing in the demo: short enough to watch a fallback happen. */
 export const CONTROLLER_TIMING = { attemptTimeoutMs: 2500, firstChunkTimeoutMs: 2500, turnDeadlineMs: 6000, chunkIdleTimeoutMs: 1500 };
 const TTS_TIMEOUT_MS = 3000;
+const STT_MAX_BACKOFF_MS = 4000;
 const STALL_AFTER_WORDS = 8;
 const SLOW_TOKEN_MS = 120;
 
@@ -212,6 +213,8 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
   function startTranscriber() {
     const f = failures();
     transcriber = new LiveTranscriber({
+      // Backoffs capped at 4 s instead of 30 s, so a failure plays out while you watch.
+      policy: { maxDelayMs: STT_MAX_BACKOFF_MS },
       provision: async ({ signal }) => {
         const response = await fetch(provisionUrl(f), {
           method: "POST",

@@ -265,9 +265,10 @@ test("STT accept-then-4403: re-provisions twice, then the transcriber fails (rep
   await shot("stt-4403");
 });
 
-test("STT dead token (404 on the upgrade): the transcriber ends failed", { skip, todo: "the library's dead-token handling comes with the hardening-transcriber branch" }, async () => {
+test("STT dead token (404 on the upgrade): the transcriber ends failed", { skip, todo: "passes once the hardening-transcriber branch (failed connects re-provision, dead_session) is on main: then drop this todo" }, async () => {
   await setSwitches(["sttDeadToken"]);
-  await restartSttUntil("failed", 10_000);
+  await restartSttUntil("failed");
+  assert.equal(await page.getAttribute("#talk-error", "data-code"), "dead_session");
   await shot("stt-dead-token");
 });
 
