@@ -37,7 +37,12 @@ function serviceRows(stats) {
     {
       name: "TTS",
       endpoint: `POST ${stats.services.tts.path}`,
-      seen: `${tts.requests} requests, ${tts.aborted} aborted`,
+      seen: `${tts.requests} requests, ${tts.aborted} aborted (?voice= speaks with ${stats.ttsEngine})`,
+    },
+    {
+      name: "Speech recognition (real, Gladia-compatible)",
+      endpoint: `POST ${stats.services.speech.path}`,
+      seen: `${stats.speech.engine}: ${stats.speech.sessions} sessions, ${stats.speech.open} sockets open, ${stats.speech.finals} finals`,
     },
   ];
 }
