@@ -26,6 +26,8 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 command -v firefox-esr >/dev/null || missing+=(firefox-esr)
+# Headless Firefox runs an AudioContext only with an audio server: a per-user null sink (test.sh).
+command -v pulseaudio >/dev/null || missing+=(pulseaudio)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} with apt"
   sudo=""

@@ -25,7 +25,6 @@ use web_sys::{
 const RENDER_QUANTUM_FRAMES: f64 = 128.0;
 
 /// What the engine reports to its owner.
-#[allow(dead_code)] // the chunk events are read by VoiceSession
 pub(crate) enum PlayerEvent {
     /// The first buffer of a turn's playback was scheduled.
     Start(String),

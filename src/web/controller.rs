@@ -251,6 +251,20 @@ impl TurnController {
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.try_borrow().ok()?.clone()
     }
+
+    /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
+    pub(crate) fn history_messages(&self) -> Array {
+        let messages = Array::new();
+        let exchanges = self.shared().and_then(|shared| {
+            shared
+                .driver
+                .read(|ladder| ladder.history().cloned().collect::<Vec<Exchange>>())
+        });
+        for exchange in exchanges.unwrap_or_default() {
+            glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
+        }
+        messages
+    }
 }
 
 impl Drop for TurnController {
