@@ -260,7 +260,7 @@ impl VoiceCore {
             is_final: false,
         });
         if text.trim().chars().count() >= self.config.min_partial_chars.max(1) {
-            self.barge_in(now);
+            self.barge_in_and_listen(now);
         }
     }
 
@@ -271,13 +271,13 @@ impl VoiceCore {
                 .playback_started_at
                 .is_some_and(|at| now < at.after(self.config.echo_guard_ms));
         if !guarded {
-            self.barge_in(now);
+            self.barge_in_and_listen(now);
         }
     }
 
     /// `interrupt()` from the app (a button): a barge-in.
     pub fn interrupt(&mut self, now: Millis) {
-        self.barge_in(now);
+        self.barge_in_and_listen(now);
     }
 
     /// A complete accepted sentence of `turn_id` (the controller's `onSentence`).
@@ -549,7 +549,7 @@ impl VoiceCore {
     }
 
     /// V2: interrupt the current turn, abort its TTS, silence it, and trim its history entry to
-    /// what was heard. Nothing when no turn is current.
+    /// what was heard. Nothing when no turn is current. The caller sets the next state.
     fn barge_in(&mut self, _now: Millis) {
         let Some(turn) = self.turn.take() else {
             return;
@@ -591,6 +591,11 @@ impl VoiceCore {
                 text: String::new(),
             });
         }
+    }
+
+    /// A barge-in that leaves the session listening (speech, a partial, a button).
+    fn barge_in_and_listen(&mut self, now: Millis) {
+        self.barge_in(now);
         if !self.state.is_terminal() && self.state != VoiceState::Idle {
             self.set_state(VoiceState::Listening);
         }
