@@ -8,8 +8,9 @@ export const NO_AUDIO = "this browser cannot run an AudioContext here (no audio 
 /** A running context, or undefined when this browser cannot run one here (said by the caller). */
 export async function runningContext() {
   const context = new AudioContext();
-  const running = await Promise.race([context.resume().then(() => true), sleep(1500).then(() => false)]);
+  const running = await Promise.race([context.resume().then(() => true), sleep(5000).then(() => false)]);
   if (running && context.state === "running") return context;
+  console.log(`context state ${context.state} after resume: ${running}`);
   context.close().catch(() => {});
   return undefined;
 }
