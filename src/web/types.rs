@@ -160,3 +160,63 @@ export interface OpenAiCompatibleRouteOptions {
   body?: Record<string, unknown>;
 }
 "#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const VOICE_TYPES: &str = r#"
+export type SpeechPlayerState = "idle" | "playing" | "suspended";
+
+export interface SpeechPlayerOptions {
+  /** The context to play on; a new `AudioContext` when absent (closed by `free()`). */
+  audioContext?: AudioContext;
+  /** Where the speech goes (an effect chain, an analyser); `audioContext.destination` when absent. */
+  destination?: AudioNode;
+  /** The first audio of a turn was scheduled. */
+  onPlaybackStart?(turnId: string): void;
+  /** A turn's audio ran out or was stopped; `heardMs` is measured on the audio clock. */
+  onPlaybackEnd?(turnId: string, heardMs: number): void;
+  /** Audio waits on a context the browser keeps suspended: call `resume()` from a user gesture. */
+  onNeedsGesture?(): void;
+}
+
+/** The app's text-to-speech: encoded audio (`decodeAudioData` formats) or an `AudioBuffer` for one sentence. */
+export type Synthesize = (
+  text: string,
+  request: { turnId: string; signal: AbortSignal },
+) => Promise<ArrayBuffer | AudioBuffer> | ArrayBuffer | AudioBuffer;
+
+export type VoiceSessionState = "idle" | "listening" | "thinking" | "speaking" | "stopped" | "failed";
+
+/** A non-terminal problem of the speech path (the sentence was skipped), or an error of the transcriber or a turn. */
+export interface VoiceSessionError extends Error {
+  code?: string;
+  terminal?: boolean;
+  turnId?: string;
+}
+
+export interface VoiceSessionOptions {
+  /** TurnController routes, in ladder order. */
+  routes: Route[];
+  /** The fixed text spoken when a turn has no answer (or none of its sentences could be synthesized). */
+  recoveryText: string;
+  /** LiveTranscriber `provision()`; without it the session takes typed input only. */
+  provision?: Provisioner;
+  synthesize: Synthesize;
+  audioContext?: AudioContext;
+  destination?: AudioNode;
+  /** TurnController options; the session sets `recoveryText`, `onSentence`, `onAcceptedText` and `onRecovery`. */
+  controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery">>;
+  /** LiveTranscriber options; the session sets `provision` and the callbacks. */
+  transcriber?: Partial<Omit<LiveTranscriberOptions, "provision" | "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
+  /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */
+  bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
+  /** A `synthesize` call slower than this is aborted and its sentence skipped. Default 8000. */
+  ttsTimeoutMs?: number;
+  onStateChange?(state: VoiceSessionState): void;
+  onCaption?(text: string, isFinal: boolean): void;
+  /** Each settled turn's record. */
+  onTurn?(record: TurnRecord): void;
+  onError?(error: VoiceSessionError): void;
+  /** Speech waits on a suspended `AudioContext`: call `session.resume()` from a user gesture. */
+  onNeedsGesture?(): void;
+}
+"#;

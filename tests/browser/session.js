@@ -268,8 +268,9 @@ const scenarios = {
         assertEq([app.sessions.length, after.connections], [1, 1], "one session, one connection");
         assertEq(events.log.states.filter((s) => s === "stopped").length, 1, "one stopped state");
         await assertThrows(() => session.sendText("late"), DOMException, /stopped/, "sendText after stop");
+        if (Symbol.dispose) session[Symbol.dispose]();
         session.free();
-        session.free();
+        assertEq(session.state, "stopped", "stopped after dispose");
       } finally {
         navigator.mediaDevices.getUserMedia = original;
       }
