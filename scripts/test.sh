@@ -77,3 +77,6 @@ node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
 node --test tests/e2e/ www/
+
+step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
+BENCH_TINY=1 node bench/run.mjs

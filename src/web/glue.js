@@ -12,7 +12,7 @@
 const STATUS = ["running", "accepted", "cancelled", "exhausted"];
 const RESULT = ["running", "accepted", "timeout", "error", "cancelled", "late"];
 const REASON = ["exhausted", "deadline", "non_retryable", "persona", "session_budget", "retry_budget"];
-const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled"];
+const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled", "answer_too_long"];
 
 const failureName = (code, httpStatus) => (code === 2 ? `http_${httpStatus}` : FAILURE[code]);
 
