@@ -38,5 +38,7 @@ scenarios! {
     every_sentence_failing_speaks_the_recovery_text_synthesized_once => "everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce",
     stop_twice_ends_the_microphone_and_nothing_reconnects => "stopTwiceEndsTheMicrophoneAndNothingReconnects",
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
+    a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
+    the_echo_guard_ignores_speech_starts_but_a_long_partial_still_barges_in => "theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn",
     bad_options_and_arguments_throw_named_errors => "badOptionsAndArgumentsThrowNamedErrors",
 }

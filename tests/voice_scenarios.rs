@@ -313,3 +313,25 @@ fn stop_is_idempotent_and_detaches_once() {
     core.on_speech_start(t(8));
     assert!(drain(&mut core).is_empty());
 }
+
+#[test]
+fn a_failed_first_sentence_is_no_recovery_while_the_next_one_may_still_play() {
+    let mut core = core();
+    core.on_final("q", t(0));
+    core.on_sentence("turn-1", "Slow one.", t(0));
+    core.on_sentence("turn-1", "Quick two.", t(0));
+    core.on_accepted("turn-1", t(0));
+    drain(&mut core);
+    core.handle_timeout(t(8000));
+    let actions = drain(&mut core);
+    assert_eq!(
+        synth_jobs(&actions),
+        [(2, "Quick two.".to_owned())],
+        "{actions:?}"
+    );
+    core.on_synthesized(2, true, t(8100));
+    core.on_chunk_ended(2, t(9000));
+    let actions = drain(&mut core);
+    assert!(synth_jobs(&actions).is_empty(), "no recovery: {actions:?}");
+    assert_eq!(states(&actions), [VoiceState::Listening]);
+}

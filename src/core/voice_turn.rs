@@ -84,9 +84,16 @@ impl SpeakingTurn {
             .position(|sentence| sentence.job.is_none())
     }
 
-    /// Every answer sentence failed in TTS (and there was at least one).
+    /// Every answer sentence failed in TTS (and there was at least one): none is still waiting
+    /// for its turn or being synthesized.
     pub(crate) fn all_failed(&self) -> bool {
-        self.failed > 0 && self.succeeded == 0
+        self.failed > 0
+            && self.succeeded == 0
+            && self
+                .sentences
+                .iter()
+                .filter(|sentence| !sentence.recovery)
+                .all(|sentence| sentence.finished && !sentence.enqueued)
     }
 
     pub(crate) fn any_enqueued(&self) -> bool {

@@ -18,7 +18,6 @@ pub mod policy;
 mod report;
 pub mod routes;
 pub mod session;
-mod session_options;
 mod timer;
 pub mod transcriber;
 mod types;

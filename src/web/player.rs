@@ -5,9 +5,10 @@
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::convert::{range_error, type_error, Fields};
 use js_sys::{ArrayBuffer, Function, Promise};
+use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use web_sys::{AudioBuffer, AudioContext, AudioNode};
+use web_sys::{AudioBuffer, AudioContext, AudioNode, DomException};
 
 struct Callbacks {
     on_playback_start: Option<Function>,
@@ -19,7 +20,8 @@ struct Callbacks {
 /// `resume()` after a user gesture. See DESIGN.md §3.
 #[wasm_bindgen]
 pub struct SpeechPlayer {
-    engine: Rc<AudioOut>,
+    /// Taken by `free()`: a freed player holds nothing and every method is inert.
+    engine: RefCell<Option<Rc<AudioOut>>>,
 }
 
 #[wasm_bindgen]
@@ -74,7 +76,7 @@ impl SpeechPlayer {
             };
         });
         Ok(SpeechPlayer {
-            engine: AudioOut::new(context, output, sink)?,
+            engine: RefCell::new(Some(AudioOut::new(context, output, sink)?)),
         })
     }
 
@@ -92,15 +94,18 @@ impl SpeechPlayer {
             Some(_) => return Promise::reject(&range_error("turnId must not be empty")),
             None => return Promise::reject(&type_error("turnId must be a string")),
         };
+        let Some(engine) = self.engine() else {
+            return Promise::reject(&freed());
+        };
         if let Some(buffer) = audio.dyn_ref::<AudioBuffer>() {
-            self.engine.enqueue_buffer(&turn_id, buffer.clone());
+            engine.enqueue_buffer(&turn_id, buffer.clone());
             return Promise::resolve(&JsValue::UNDEFINED);
         }
         match audio.dyn_ref::<ArrayBuffer>() {
             Some(bytes) if bytes.byte_length() == 0 => {
                 Promise::reject(&range_error("audio must not be empty"))
             }
-            Some(bytes) => self.engine.enqueue_encoded(&turn_id, bytes).1,
+            Some(bytes) => engine.enqueue_encoded(&turn_id, bytes).1,
             None => Promise::reject(&type_error(
                 "audio must be an ArrayBuffer or an AudioBuffer",
             )),
@@ -111,26 +116,62 @@ impl SpeechPlayer {
     /// milliseconds of the current turn that played, from the audio clock. Audio of that turn
     /// enqueued later is dropped.
     pub fn stop(&self) -> f64 {
-        self.engine.stop().heard_ms
+        self.engine().map_or(0.0, |engine| engine.stop().heard_ms)
     }
 
     /// Resumes a suspended context; call it from a user gesture (P4). Waiting audio then plays.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn resume(&self) -> Promise {
-        self.engine.resume()
+        match self.engine() {
+            Some(engine) => engine.resume(),
+            None => Promise::reject(&freed()),
+        }
     }
 
     /// `"idle" | "playing" | "suspended"`.
     #[wasm_bindgen(getter, unchecked_return_type = "SpeechPlayerState")]
     pub fn state(&self) -> String {
-        self.engine.state().to_owned()
+        self.engine()
+            .map_or("idle", |engine| engine.state())
+            .to_owned()
     }
 
     /// The `AudioContext` it plays on.
     #[wasm_bindgen(getter = audioContext)]
-    pub fn audio_context(&self) -> AudioContext {
-        self.engine.context().clone()
+    pub fn audio_context(&self) -> Option<AudioContext> {
+        self.engine().map(|engine| engine.context().clone())
     }
+
+    /// Silences and releases the player (a context it created is closed). Idempotent, and safe
+    /// from inside its callbacks. Also `[Symbol.dispose]()`.
+    pub fn free(&self) {
+        let engine = self
+            .engine
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut engine| engine.take());
+        if let Some(engine) = engine {
+            engine.stop();
+        }
+    }
+}
+
+impl SpeechPlayer {
+    fn engine(&self) -> Option<Rc<AudioOut>> {
+        self.engine.try_borrow().ok()?.clone()
+    }
+}
+
+impl Drop for SpeechPlayer {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+fn freed() -> JsValue {
+    DomException::new_with_message_and_name("the player was freed", "InvalidStateError")
+        .map(JsValue::from)
+        .unwrap_or_else(|_| type_error("the player was freed"))
 }
 
 /// `audioContext` and `destination` of an options object.

@@ -13,16 +13,20 @@ use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::controller::TurnController;
 use crate::web::convert::{range_error, type_error};
 use crate::web::driver::{self, Driver, Machine, Shell};
-use crate::web::js_object::JsObject;
-use crate::web::session_options::{parse_session_options, renamed, SessionCallbacks};
 use crate::web::transcriber::LiveTranscriber;
-use js_sys::{ArrayBuffer, Function, Object, Promise, Reflect};
+use js_sys::{Function, Promise, Reflect};
+use options::{parse_session_options, SessionCallbacks};
+use speech::abort;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortController, AudioBuffer, DomException};
+
+mod options;
+mod speech;
+mod wiring;
 
 impl Machine for VoiceCore {
     type Action = VoiceAction;
@@ -71,20 +75,6 @@ pub struct VoiceSession {
 
 type Slot = Rc<RefCell<Weak<Shared>>>;
 
-/// Runs `with` on the session behind `slot`, if it is still alive.
-fn with_session(slot: &Slot, with: impl FnOnce(&Rc<Shared>)) {
-    let shared = slot.borrow().upgrade();
-    if let Some(shared) = shared {
-        with(&shared);
-    }
-}
-
-fn callback2(slot: &Slot, on: fn(&Rc<Shared>, JsValue, JsValue)) -> JsValue {
-    let slot = slot.clone();
-    Closure::<dyn Fn(JsValue, JsValue)>::new(move |a, b| with_session(&slot, |s| on(s, a, b)))
-        .into_js_value()
-}
-
 #[wasm_bindgen]
 impl VoiceSession {
     /// `new VoiceSession(options)`. Throws a `TypeError`/`RangeError` naming a bad option.
@@ -95,97 +85,13 @@ impl VoiceSession {
         let options = parse_session_options(&options)?;
         let slot: Slot = Rc::new(RefCell::new(Weak::new()));
 
-        let controller_options = options.controller;
-        let set = |object: &Object, key: &str, value: &JsValue| {
-            let _ = Reflect::set(object, &JsValue::from_str(key), value);
-        };
-        set(
-            &controller_options,
-            "recoveryText",
-            &JsValue::from_str(&options.config.recovery_text),
-        );
-        set(
-            &controller_options,
-            "onSentence",
-            &callback2(&slot, |s, turn, text| {
-                let (turn, text) = (
-                    turn.as_string().unwrap_or_default(),
-                    text.as_string().unwrap_or_default(),
-                );
-                driver::input(s, |core, now| core.on_sentence(&turn, &text, now));
-            }),
-        );
-        set(
-            &controller_options,
-            "onAcceptedText",
-            &callback2(&slot, |s, turn, _| {
-                let turn = turn.as_string().unwrap_or_default();
-                driver::input(s, |core, now| core.on_accepted(&turn, now));
-            }),
-        );
-        set(
-            &controller_options,
-            "onRecovery",
-            &callback2(&slot, |s, turn, _| {
-                let turn = turn.as_string().unwrap_or_default();
-                driver::input(s, |core, now| core.on_recovery(&turn, now));
-            }),
-        );
-        let controller = TurnController::new(options.routes, controller_options.into())
-            .map_err(|error| renamed(error, "controller"))?;
-
-        let transcriber = match options.transcriber {
-            Some(transcriber_options) => {
-                set(
-                    &transcriber_options,
-                    "onPartial",
-                    &callback2(&slot, |s, text, _| {
-                        let text = text.as_string().unwrap_or_default();
-                        driver::input(s, |core, now| core.on_partial(&text, now));
-                    }),
-                );
-                set(
-                    &transcriber_options,
-                    "onFinal",
-                    &callback2(&slot, |s, text, _| {
-                        let text = text.as_string().unwrap_or_default();
-                        driver::input(s, |core, now| core.on_final(&text, now));
-                    }),
-                );
-                set(
-                    &transcriber_options,
-                    "onSpeechStart",
-                    &callback2(&slot, |s, _, _| {
-                        driver::input(s, |core, now| core.on_speech_start(now));
-                    }),
-                );
-                set(
-                    &transcriber_options,
-                    "onStateChange",
-                    &callback2(&slot, |s, state, _| {
-                        if state.as_string().as_deref() == Some("failed") {
-                            driver::input(s, |core, now| core.on_transcriber_failed(now));
-                        }
-                    }),
-                );
-                set(
-                    &transcriber_options,
-                    "onError",
-                    &callback2(&slot, |s, error, _| {
-                        s.report_error(&error);
-                    }),
-                );
-                Some(
-                    LiveTranscriber::new(transcriber_options.into())
-                        .map_err(|error| renamed(error, "transcriber"))?,
-                )
-            }
-            None => None,
-        };
+        let controller =
+            wiring::controller(&slot, options.routes, options.controller, &options.config)?;
+        let transcriber = wiring::transcriber(&slot, options.transcriber)?;
 
         let engine_slot = slot.clone();
         let sink = Box::new(move |event: PlayerEvent| {
-            with_session(&engine_slot, |s| s.on_player_event(event));
+            wiring::with_session(&engine_slot, |s| s.on_player_event(event));
         });
         let engine = AudioOut::new(options.audio_context, options.destination, sink)?;
 
@@ -220,8 +126,13 @@ impl VoiceSession {
             Ok(microphone) => microphone,
             Err(error) => return Promise::reject(&error),
         };
-        if shared.state().is_terminal() {
-            return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
+        match shared.state() {
+            VoiceState::Idle => {}
+            state if state.is_terminal() => {
+                return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
+            }
+            // Started already: a second start opens no second microphone.
+            _ => return Promise::resolve(&JsValue::UNDEFINED),
         }
         let needs_transcriber = !matches!(microphone, Microphone::None);
         if needs_transcriber && shared.transcriber.is_none() {
@@ -494,141 +405,6 @@ impl Shared {
         });
     }
 
-    fn synthesize(self: &Rc<Self>, job: u64, turn_id: &str, text: &str, recovery: bool) {
-        let abort_controller =
-            AbortController::new().unwrap_or_else(|_| JsValue::UNDEFINED.unchecked_into());
-        let request = JsObject::new()
-            .set("turnId", turn_id)
-            .set("signal", abort_controller.signal())
-            .build();
-        self.io.borrow_mut().jobs.insert(
-            job,
-            Job {
-                abort: abort_controller,
-                audio: None,
-            },
-        );
-        let called = self.callbacks.synthesize.call2(
-            &JsValue::UNDEFINED,
-            &JsValue::from_str(text),
-            &request,
-        );
-        let weak = Rc::downgrade(self);
-        wasm_bindgen_futures::spawn_local(async move {
-            let audio = match called {
-                Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
-                Err(error) => Err(error),
-            };
-            let Some(shared) = weak.upgrade() else {
-                return;
-            };
-            let audio = match audio {
-                Ok(audio) if recovery => shared.decode(audio).await,
-                other => other,
-            };
-            let ok = match audio {
-                Ok(audio) if is_audio(&audio) => {
-                    let mut io = shared.io.borrow_mut();
-                    if !io.jobs.contains_key(&job) {
-                        return; // aborted: its audio never plays
-                    }
-                    if let Some(buffer) = audio.dyn_ref::<AudioBuffer>().filter(|_| recovery) {
-                        io.recovery_audio = Some(buffer.clone());
-                    }
-                    if let Some(live) = io.jobs.get_mut(&job) {
-                        live.audio = Some(audio);
-                    }
-                    true
-                }
-                _ => {
-                    if shared.io.borrow_mut().jobs.remove(&job).is_none() {
-                        return;
-                    }
-                    false
-                }
-            };
-            driver::input(&shared, |core, now| core.on_synthesized(job, ok, now));
-        });
-    }
-
-    /// The recovery audio decoded once, so it can be replayed (an `ArrayBuffer` decodes once).
-    async fn decode(&self, audio: JsValue) -> Result<JsValue, JsValue> {
-        match audio.dyn_into::<ArrayBuffer>() {
-            Ok(bytes) => {
-                let promise = self.engine.context().decode_audio_data(&bytes)?;
-                JsFuture::from(promise).await
-            }
-            Err(audio) => Ok(audio),
-        }
-    }
-
-    fn play(self: &Rc<Self>, job: u64, turn_id: &str, recovery: bool) {
-        let audio = {
-            let mut io = self.io.borrow_mut();
-            let own = io.jobs.remove(&job).and_then(|job| job.audio);
-            if recovery {
-                io.recovery_audio.clone().map(JsValue::from).or(own)
-            } else {
-                own
-            }
-        };
-        let seq = match audio {
-            Some(audio) => match audio.dyn_into::<AudioBuffer>() {
-                Ok(buffer) => self.engine.enqueue_buffer(turn_id, buffer),
-                Err(audio) => match audio.dyn_into::<ArrayBuffer>() {
-                    Ok(bytes) => {
-                        let (seq, decoded) = self.engine.enqueue_encoded(turn_id, &bytes);
-                        // A failed decode comes back as `ChunkFailed`; the rejection is handled.
-                        wasm_bindgen_futures::spawn_local(async move {
-                            let _ = JsFuture::from(decoded).await;
-                        });
-                        seq
-                    }
-                    Err(_) => None,
-                },
-            },
-            None => None,
-        };
-        match seq {
-            Some(seq) => {
-                self.io.borrow_mut().chunks.insert(job, seq);
-            }
-            None => {
-                self.driver
-                    .update(|core, now| core.on_play_failed(job, now));
-            }
-        }
-    }
-
-    fn on_player_event(self: &Rc<Self>, event: PlayerEvent) {
-        let job_of = |seq: u64| {
-            let io = self.io.borrow();
-            io.chunks
-                .iter()
-                .find(|(_, chunk)| **chunk == seq)
-                .map(|(job, _)| *job)
-        };
-        match event {
-            PlayerEvent::Start(turn_id) => {
-                driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
-            }
-            PlayerEvent::ChunkEnded(seq) => {
-                if let Some(job) = job_of(seq) {
-                    self.io.borrow_mut().chunks.remove(&job);
-                    driver::input(self, |core, now| core.on_chunk_ended(job, now));
-                }
-            }
-            PlayerEvent::ChunkFailed(seq) => {
-                if let Some(job) = job_of(seq) {
-                    self.io.borrow_mut().chunks.remove(&job);
-                    driver::input(self, |core, now| core.on_play_failed(job, now));
-                }
-            }
-            PlayerEvent::NeedsGesture => self.call(&self.callbacks.on_needs_gesture, &[]),
-            PlayerEvent::End(..) => {}
-        }
-    }
-
     fn report_error(&self, error: &JsValue) {
         self.call(&self.callbacks.on_error, std::slice::from_ref(error));
     }
@@ -642,23 +418,12 @@ impl Shared {
     }
 }
 
-fn is_audio(value: &JsValue) -> bool {
-    value.is_instance_of::<ArrayBuffer>() || value.is_instance_of::<AudioBuffer>()
-}
-
 fn voice_error(error: &VoiceError) -> JsValue {
     let js = js_sys::Error::new(&error.to_string());
     let _ = Reflect::set(&js, &"code".into(), &error.code().into());
     let _ = Reflect::set(&js, &"terminal".into(), &JsValue::FALSE);
     let _ = Reflect::set(&js, &"turnId".into(), &error.turn_id().into());
     js.into()
-}
-
-fn abort(controller: &AbortController) {
-    match DomException::new_with_message_and_name("turnguard: speech cancelled", "AbortError") {
-        Ok(reason) => controller.abort_with_reason(&reason),
-        Err(_) => controller.abort(),
-    }
 }
 
 fn dom_error(name: &str, message: &str) -> JsValue {

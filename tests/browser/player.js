@@ -172,7 +172,9 @@ const scenarios = {
       assertEq(typeof heardInside, "number", "stop() from onPlaybackStart");
       assertEq(sources.stops.length, 1, "the source was stopped");
       await sleep(50);
-      await assertThrows(() => player.stop(), Error, /null pointer|freed|moved/, "freed from onPlaybackEnd");
+      assertEq([player.stop(), player.state], [0, "idle"], "freed from onPlaybackEnd: inert");
+      await assertThrows(() => player.enqueue("t2", tone(context, 0.1)), DOMException, /freed/, "enqueue after free");
+      assertEq(sources.starts.length, 1, "nothing more played");
     });
   },
 
@@ -198,6 +200,7 @@ const scenarios = {
     await assertThrows(() => player.enqueue("t1", new Uint8Array([1, 2, 3, 4, 5]).buffer), RangeError, /audio/, "undecodable");
     assertEq(player.stop(), 0, "nothing played");
     player.free();
+    player.free(); // idempotent
     await context.close();
   },
 };

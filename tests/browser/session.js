@@ -257,6 +257,8 @@ const scenarios = {
         assertEq(streams.length, 1, "one microphone stream opened");
         const tracks = streams[0].getAudioTracks();
         assert(tracks.length > 0 && tracks.every((t) => t.readyState === "live"), "live tracks");
+        await session.start();
+        assertEq(streams.length, 1, "a second start() opens no second microphone");
         await Promise.all([session.stop(), session.stop()]);
         await session.stop();
         assertEq(session.state, "stopped", "stopped");
@@ -298,6 +300,54 @@ const scenarios = {
       assertEq(states, ["listening", "thinking", "speaking", "stopped"], "states");
       assertEq(sources.stops.length, 1, "silenced");
       assertEq(session.state, "stopped", "a freed session reads as stopped");
+      session.free();
+    });
+  },
+
+  async aSlowSynthesisIsSkippedAfterTtsTimeoutMs({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const calls = [];
+      const synthesize = (text, { signal }) => {
+        calls.push({ text, signal });
+        return synthesizeFrom(devstack, text, { signal, fault: text.startsWith("Slow") ? "hang" : "ok" });
+      };
+      const events = recorder();
+      const session = make({ routes: [route(() => "Slow one. Quick two.")], recoveryText: RECOVERY, synthesize, ttsTimeoutMs: 300, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      session.sendText("go");
+      await until(() => events.log.turns.length === 1 && session.state === "listening", 5000, "the turn spoken");
+      assertEq(calls.map((c) => c.text), ["Slow one.", "Quick two."], "both requested, in order");
+      assert(calls[0].signal.aborted, "the slow request was aborted at the timeout");
+      assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.turnId]), [["tts_timeout", false, "turn-1"]], "one non-terminal error");
+      assertEq(sources.starts.length, 1, "the other sentence played");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const events = recorder();
+      const session = make({
+        routes: [route(() => "A long answer that keeps playing for several seconds while the user starts to talk.")],
+        recoveryText: RECOVERY,
+        provision: app.provision,
+        synthesize: tts(devstack).synthesize,
+        audioContext: context,
+        bargeIn: { echoGuardMs: 60_000, minPartialChars: 5 },
+        ...events,
+      });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => session.state === "speaking", 5000, "speaking");
+      speak(session, 5); // speech_start inside the echo guard
+      await sleep(300);
+      assertEq([session.state, sources.stops.length], ["speaking", 0], "a guarded speech start changes nothing");
+      speak(session, 20); // half the utterance: the partial "utterance" (9 characters ≥ 5)
+      await until(() => session.state === "listening", 3000, "the partial's barge-in");
+      assertEq(sources.stops.length, 1, "silenced");
+      await session.stop();
       session.free();
     });
   },
