@@ -5,9 +5,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { startDevStack } from "../../www/devstack.mjs";
-import { CHROMIUM_ARGS, openPage, runModule } from "./harness.mjs";
+import { VOICE_CHROMIUM_ARGS } from "../../bench/voice.mjs";
+import { openPage, runModule, startE2e } from "./harness.mjs";
 
 const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 
@@ -21,15 +20,11 @@ function quickStart() {
   return { code, expected: promised[1].trim() };
 }
 
-// A page served by the harness's route interception counts as outside the loopback address
-// space, and Chromium's Local Network Access checks then refuse its WebSocket to the dev stack.
-const ARGS = [...CHROMIUM_ARGS, "--disable-features=LocalNetworkAccessChecks"];
-
 let e2e;
 before(async () => {
-  const stack = await startDevStack({ port: 0 });
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium", args: ARGS, headless: true });
-  e2e = { stack, browser, close: async () => (await browser.close(), await stack.close()) };
+  // A page served by the harness's route interception counts as outside the loopback address
+  // space, and Chromium's Local Network Access checks then refuse its WebSocket to the dev stack.
+  e2e = await startE2e(VOICE_CHROMIUM_ARGS);
 });
 after(async () => {
   await e2e?.close();
