@@ -335,3 +335,44 @@ fn a_failed_first_sentence_is_no_recovery_while_the_next_one_may_still_play() {
     assert!(synth_jobs(&actions).is_empty(), "no recovery: {actions:?}");
     assert_eq!(states(&actions), [VoiceState::Listening]);
 }
+
+#[test]
+fn a_failed_transcriber_silences_the_answer_and_fails_the_session() {
+    let mut core = core();
+    core.on_final("q", t(0));
+    core.on_sentence("turn-1", "Hello there.", t(0));
+    core.on_synthesized(1, true, t(1));
+    core.on_playback_started("turn-1", t(2));
+    drain(&mut core);
+    core.on_transcriber_failed(t(100));
+    let actions = drain(&mut core);
+    assert!(actions.contains(&VoiceAction::StopPlayback {
+        turn_id: "turn-1".into()
+    }));
+    assert_eq!(states(&actions), [VoiceState::Failed]);
+    core.stop(t(200));
+    let actions = drain(&mut core);
+    assert!(
+        actions.contains(&VoiceAction::Detach),
+        "stop still releases everything"
+    );
+    assert_eq!(states(&actions), [VoiceState::Stopped]);
+}
+
+#[test]
+fn barge_ins_with_nothing_current_change_nothing() {
+    let mut core = core();
+    core.interrupt(t(0));
+    core.on_speech_start(t(1));
+    assert!(drain(&mut core).is_empty());
+    assert_eq!(core.state(), VoiceState::Listening);
+    core.on_partial("hello", t(2));
+    assert_eq!(
+        drain(&mut core),
+        [VoiceAction::Caption {
+            text: "hello".into(),
+            is_final: false
+        }],
+        "a partial is only a caption (T1)"
+    );
+}
