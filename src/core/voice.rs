@@ -190,7 +190,8 @@ impl VoiceCore {
         self.finish_synthesis(index, ok, now);
     }
 
-    /// The job's audio was handed to the player, or it could not be decoded (`played == false`).
+    /// The job's audio could not be played (undecodable, or its turn was stopped meanwhile): the
+    /// sentence counts as finished.
     pub fn on_play_failed(&mut self, job: u64, now: Millis) {
         if let Some(turn) = self.turn.as_mut() {
             if let Some(sentence) = turn.sentences.iter_mut().find(|s| s.job == Some(job)) {
