@@ -331,8 +331,29 @@ impl Shell for Shared {
                     let id = io.live_attempt(&request_id);
                     id.and_then(|id| io.end_attempt(id))
                 };
+                // An attempt ends early for two reasons: its timeout, or an answer cut at
+                // `maxAnswerChars` (T15); the abort reason says which.
+                let cut = self.ladder(|ladder| {
+                    let turn_id = request_id.rsplit_once(":attempt:").map(|(turn, _)| turn);
+                    turn_id
+                        .and_then(|turn_id| ladder.turn(turn_id))
+                        .is_some_and(|record| {
+                            record.attempts.iter().any(|attempt| {
+                                attempt.request_id == request_id
+                                    && attempt.error == Some(Failure::AnswerTooLong)
+                            })
+                        })
+                });
                 if let Some(controller) = controller {
-                    abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    if cut {
+                        abort(
+                            &controller,
+                            "AbortError",
+                            "turnguard: answer reached maxAnswerChars",
+                        );
+                    } else {
+                        abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    }
                 }
             }
             Action::AbortTurn { turn_id } => {
