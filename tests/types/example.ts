@@ -1,5 +1,7 @@
 // Uses the public API the way an app would; `tsc --strict --noEmit` checks it against the
-// generated declarations. The `@ts-expect-error` lines prove the types reject misuse.
+// generated declarations. The `@ts-expect-error` lines prove the types reject misuse. It needs no
+// lib beyond `dom` and `es2022` (the consumer matrix checks it under several); `using` is in
+// disposable.ts, for projects with `esnext.disposable`.
 import init, {
   TurnController,
   type Route,
@@ -49,11 +51,6 @@ const interrupted: boolean = controller.interrupt("turn-1");
 const again: TurnRecord | undefined = controller.getTurn("turn-1");
 console.log(status, firstResult, interrupted, again?.acceptedText);
 controller.free();
-
-{
-  using scoped = new TurnController([primary], options);
-  await scoped.run("turn-2", "hi");
-}
 
 // @ts-expect-error recoveryText is required
 new TurnController([primary], { onAcceptedText() {}, onRecovery() {} });
@@ -129,10 +126,6 @@ await transcriber.attachMicrophone();
 transcriber.sendAudio(new Int16Array(320));
 console.log(transcriber.state, transcriber.stats.framesSent);
 await transcriber.stop();
-{
-  using dev = new LiveTranscriber({ provision: gladiaProvisioner({ apiKey: "dev-only" }) });
-  await dev.start();
-}
 
 // @ts-expect-error provision is required
 new LiveTranscriber({});
