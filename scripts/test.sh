@@ -65,3 +65,6 @@ node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
 node --test tests/e2e/ www/
+
+step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc"
+node --test tests/consumers/
