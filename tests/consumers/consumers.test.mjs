@@ -52,7 +52,8 @@ async function project(t, kind) {
   if (!projects.has(kind)) {
     const installed = await consumerProject(kind, VERSIONS[kind], tarball);
     const { deps, tarball: tar } = installed.times;
-    t.diagnostic(`${kind}: dependencies ${deps ? `installed in ${deps} ms` : "cached"}, tarball installed in ${tar} ms`);
+    const what = Object.keys(VERSIONS[kind]).length === 0 ? "none" : deps ? `installed in ${deps} ms` : "cached";
+    t.diagnostic(`${kind}: dependencies ${what}, tarball installed in ${tar} ms`);
     projects.set(kind, installed.dir);
   }
   return projects.get(kind);
