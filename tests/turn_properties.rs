@@ -1,8 +1,14 @@
-//! Invariants of the turn ladder over random schedules of route outcomes, delays, interrupts
-//! and deadlines.
-#![cfg(not(target_arch = "wasm32"))]
+//! Invariants of the turn ladder over random schedules: whole and streamed answers (chunks at
+//! random times, blank chunks, stalls before and after the commit, errors mid-stream, answers
+//! over `max_answer_chars`), failures, timeouts, interrupts during generation and delivery,
+//! deadlines, budgets and history caps (rules T2–T16).
+//!
+//! `PROPTEST_CASES` sets the number of schedules (`npm run properties` runs 100 000 in release).
 
 mod sim;
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
 use sim::{routes, Reply, Sim, Spoken, RECOVERY};
@@ -10,7 +16,39 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use turnguard::core::record::{Failure, TurnStatus};
 use turnguard::core::time::Millis;
-use turnguard::core::turn::TurnConfig;
+use turnguard::core::turn::{Event, TurnConfig};
+
+/// Schedules per run: `PROPTEST_CASES` when set (natively), else a CI-sized default.
+fn cases() -> u32 {
+    let default = if cfg!(target_arch = "wasm32") {
+        300
+    } else {
+        3_000
+    };
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Pieces streamed answers are made of: sentence ends, decimals, abbreviations, CJK, blanks,
+/// line ends and a sentence that never ends.
+const PIECES: [&str; 14] = [
+    "Hello there. ",
+    "How are",
+    " you? ",
+    "",
+    "   ",
+    "\n",
+    "It costs 3.",
+    "50 dollars. ",
+    "Mr. Smith agrees. ",
+    "日本語です。",
+    "word ",
+    "wait... what? ",
+    "Ça va! ",
+    "and it goes on and on without a stop ",
+];
 
 fn failure() -> impl Strategy<Value = Failure> {
     prop_oneof![
@@ -22,11 +60,38 @@ fn failure() -> impl Strategy<Value = Failure> {
     ]
 }
 
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(0..PIECES.len(), 0..12)
+        .prop_map(|pieces| pieces.into_iter().map(|i| PIECES[i]).collect())
+}
+
+/// A stream: chunks after random gaps (a long gap is a stall), then an end, a failure, or
+/// nothing (it stalls for ever).
+fn stream() -> impl Strategy<Value = Reply> {
+    let chunk = (0u64..150, 0..PIECES.len());
+    let end = prop_oneof![
+        (0u64..150).prop_map(|gap| Some((gap, Ok(())))),
+        (0u64..150, failure()).prop_map(|(gap, f)| Some((gap, Err(f)))),
+        Just(None),
+    ];
+    (prop::collection::vec(chunk, 0..16), end).prop_map(|(chunks, end)| {
+        let mut at = 0;
+        let chunks: Vec<(u64, String)> = chunks
+            .into_iter()
+            .map(|(gap, piece)| {
+                at += gap;
+                (at, PIECES[piece].to_owned())
+            })
+            .collect();
+        Reply::Stream(chunks, end.map(|(gap, outcome)| (at + gap, outcome)))
+    })
+}
+
 fn reply() -> impl Strategy<Value = Reply> {
     prop_oneof![
-        3 => (0u64..400).prop_map(|ms| Reply::After(ms, Ok(format!("answer after {ms}")))),
-        1 => (0u64..400).prop_map(|ms| Reply::After(ms, Ok(String::new()))),
+        3 => (0u64..400, text()).prop_map(|(ms, text)| Reply::After(ms, Ok(text))),
         3 => (0u64..400, failure()).prop_map(|(ms, f)| Reply::After(ms, Err(f))),
+        5 => stream(),
         1 => Just(Reply::Never),
     ]
 }
@@ -42,7 +107,7 @@ fn turn_plan() -> impl Strategy<Value = TurnPlan> {
     (
         0u64..600,
         prop::collection::vec(reply(), 3),
-        prop::option::of(0u64..500),
+        prop::option::of(0u64..700),
     )
         .prop_map(|(start_at, replies, interrupt_at)| TurnPlan {
             start_at,
@@ -53,49 +118,60 @@ fn turn_plan() -> impl Strategy<Value = TurnPlan> {
 
 #[derive(Clone, Debug)]
 struct Schedule {
-    deadline_ms: u64,
-    attempt_ms: u64,
-    max_attempts: u32,
-    history_limit: usize,
-    session_cap: Option<u32>,
+    config: TurnConfig,
     turns: Vec<TurnPlan>,
 }
 
-fn schedule() -> impl Strategy<Value = Schedule> {
-    (
-        1u64..600,
-        1u64..400,
-        1u32..4,
-        1usize..6,
-        prop::option::of(1u32..12),
-        prop::collection::vec(turn_plan(), 1..8),
+fn config() -> impl Strategy<Value = TurnConfig> {
+    let timing = (1u64..600, 1u64..400, 1u64..400, 1u64..300);
+    let limits = (1u32..4, 1usize..6, prop::option::of(1u32..12));
+    let bounds = (5usize..200, 1usize..150, any::<[bool; 2]>());
+    (timing, limits, bounds).prop_map(
+        |(
+            (deadline, attempt, first_chunk, idle),
+            (per_turn, kept, cap),
+            (answer, history, share),
+        )| {
+            let mut specs = routes(&["a", "b"]);
+            for (spec, share) in specs.iter_mut().zip(share) {
+                spec.share_history = share;
+            }
+            let mut config = TurnConfig::new(specs, RECOVERY);
+            config.turn_deadline_ms = deadline;
+            config.attempt_timeout_ms = attempt;
+            config.first_chunk_timeout_ms = first_chunk;
+            config.chunk_idle_timeout_ms = idle;
+            config.max_attempts_per_turn = per_turn;
+            config.history_limit = kept;
+            config.max_attempts_per_session = cap;
+            config.max_answer_chars = answer;
+            config.history_max_chars = history;
+            config
+        },
     )
-        .prop_map(
-            |(deadline_ms, attempt_ms, max_attempts, history_limit, session_cap, turns)| Schedule {
-                deadline_ms,
-                attempt_ms,
-                max_attempts,
-                history_limit,
-                session_cap,
-                turns,
-            },
-        )
+}
+
+fn schedule() -> impl Strategy<Value = Schedule> {
+    (config(), prop::collection::vec(turn_plan(), 1..8))
+        .prop_map(|(config, turns)| Schedule { config, turns })
+}
+
+/// What playing a schedule left, beside the simulation.
+struct Played {
+    sim: Sim,
+    /// When each interrupted turn was interrupted.
+    interrupted_at: HashMap<String, Millis>,
+    /// How many sentences had been emitted when each turn was interrupted.
+    sentences_at_interrupt: HashMap<String, usize>,
 }
 
 /// Plays a schedule: turns start and are interrupted at their times, routes reply by plan.
-fn play(schedule: &Schedule) -> (Sim, HashMap<String, Millis>) {
-    let mut config = TurnConfig::new(routes(&["a", "b"]), RECOVERY);
-    config.turn_deadline_ms = schedule.deadline_ms;
-    config.attempt_timeout_ms = schedule.attempt_ms;
-    config.max_attempts_per_turn = schedule.max_attempts;
-    config.history_limit = schedule.history_limit;
-    config.max_attempts_per_session = schedule.session_cap;
+fn play(schedule: &Schedule) -> Played {
     let plans: Rc<Vec<TurnPlan>> = Rc::new(schedule.turns.clone());
     let script_plans = Rc::clone(&plans);
-    let mut sim = Sim::new(config, move |call| {
+    let sim = Sim::new(schedule.config.clone(), move |call| {
         let turn: usize = call.turn_id[1..].parse().unwrap();
-        let attempt: usize = call.request_id.rsplit(':').next().unwrap().parse().unwrap();
-        script_plans[turn].replies[attempt - 1].clone()
+        script_plans[turn].replies[attempt_number(&call.request_id) - 1].clone()
     });
     // Inputs at their times, in time order; the ladder's own events in between.
     let mut inputs: Vec<(u64, usize, bool)> = Vec::new();
@@ -106,51 +182,125 @@ fn play(schedule: &Schedule) -> (Sim, HashMap<String, Millis>) {
         }
     }
     inputs.sort();
-    let mut interrupted_at = HashMap::new();
+    let mut played = Played {
+        sim,
+        interrupted_at: HashMap::new(),
+        sentences_at_interrupt: HashMap::new(),
+    };
     for (at, index, is_interrupt) in inputs {
-        sim.run_until(Millis(at));
+        played.sim.run_until(Millis(at));
         let turn_id = format!("t{index}");
         if is_interrupt {
-            if sim.interrupt(&turn_id) {
-                interrupted_at.insert(turn_id, sim.now);
+            let emitted = played.sim.emitted_sentences.len();
+            if played.sim.interrupt(&turn_id) {
+                played
+                    .interrupted_at
+                    .insert(turn_id.clone(), played.sim.now);
+                played.sentences_at_interrupt.insert(turn_id, emitted);
             }
         } else {
-            sim.start(&turn_id, "input");
+            played.sim.start(&turn_id, "input");
         }
     }
-    sim.drive(10_000);
-    (sim, interrupted_at)
+    played.sim.drive(100_000);
+    played
+}
+
+fn attempt_number(request_id: &str) -> usize {
+    request_id.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+fn without_white_space(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn every_turn_ends_once_within_its_bounds(schedule in schedule()) {
-        let (sim, interrupted_at) = play(&schedule);
-        prop_assert!(sim.ladder.retained_turns() <= schedule.history_limit);
-        prop_assert_eq!(sim.ladder.running_turns(), 0);
-        if let Some(cap) = schedule.session_cap {
+        let config = &schedule.config;
+        let Played { sim, interrupted_at, sentences_at_interrupt } = play(&schedule);
+        prop_assert!(sim.ladder.retained_turns() <= config.history_limit);
+        prop_assert_eq!(sim.ladder.running_turns(), 0, "every turn settles");
+        if let Some(cap) = config.max_attempts_per_session {
             prop_assert!(sim.calls.len() <= cap as usize);
         }
-        for index in 0..schedule.turns.len() {
+        // T16: what a route is handed stays within historyMaxChars.
+        for call in &sim.calls {
+            prop_assert_eq!(call.history.is_some(), config.routes[call.route].share_history);
+            let chars: usize = call.history.iter().flatten().map(|e| e.content_chars()).sum();
+            prop_assert!(chars <= config.history_max_chars, "{}: history of {} chars", call.request_id, chars);
+        }
+        for (index, plan) in schedule.turns.iter().enumerate() {
             let turn_id = format!("t{index}");
             let settled: Vec<_> = sim.settled.iter().filter(|r| r.turn_id == turn_id).collect();
             prop_assert_eq!(settled.len(), 1, "{} settles exactly once", turn_id);
             let record = settled[0];
             let spoken = sim.spoken_for(&turn_id);
-            prop_assert!(sim.calls_for(&turn_id) <= schedule.max_attempts as usize);
+            let sentences: Vec<&str> = sim.emitted_sentences.iter()
+                .filter(|(id, _)| *id == turn_id).map(|(_, s)| s.as_str()).collect();
+            prop_assert!(sim.calls_for(&turn_id) <= config.max_attempts_per_turn as usize);
+
+            // T12: at most one commit; nothing starts after it; it happened before the deadline.
+            let mut committed_at = None;
+            for event in &sim.events {
+                match event {
+                    Event::Committed { turn_id: id, request_id, at, .. } if *id == turn_id => {
+                        prop_assert!(committed_at.is_none(), "{} commits twice", turn_id);
+                        prop_assert_eq!(Some(request_id), record.accepted_request_id.as_ref());
+                        prop_assert!(*at < record.deadline_at, "{} commits before the deadline", turn_id);
+                        committed_at = Some(*at);
+                    }
+                    Event::AttemptStarted { turn_id: id, request_id, .. } if *id == turn_id => {
+                        prop_assert!(committed_at.is_none(), "{} starts after the commit", request_id);
+                    }
+                    _ => {}
+                }
+            }
+            prop_assert_eq!(committed_at.is_some(), record.accepted_request_id.is_some());
+
             match record.status {
                 TurnStatus::Accepted => {
-                    let expected = Spoken::Answer(turn_id.clone(), record.accepted_text.clone().unwrap());
+                    // onAcceptedText once, with exactly the text of the sentences delivered.
+                    let text = record.accepted_text.clone().unwrap();
+                    let expected = Spoken::Answer(turn_id.clone(), text.clone());
                     prop_assert_eq!(spoken, vec![&expected]);
+                    prop_assert!(!sentences.is_empty(), "{} said something", turn_id);
+                    prop_assert_eq!(without_white_space(&sentences.concat()), without_white_space(&text));
+                    prop_assert_eq!(sim.sentences.iter().filter(|(id, _)| *id == turn_id).count(), sentences.len());
+                    // T15: never more than maxAnswerChars, and a stream still open when its turn
+                    // was accepted (cut at the bound, stalled) is aborted: the provider stops.
+                    prop_assert!(text.chars().count() <= config.max_answer_chars, "{}: {} chars", turn_id, text.chars().count());
+                    let accepted = record.attempts.iter()
+                        .find(|a| Some(&a.request_id) == record.accepted_request_id.as_ref()).unwrap();
+                    let call = sim.calls.iter().find(|c| c.request_id == accepted.request_id).unwrap();
+                    let finished_at = accepted.finished_at.unwrap();
+                    if let Reply::Stream(_, end) = &plan.replies[attempt_number(&accepted.request_id) - 1] {
+                        let aborted = sim.aborted_attempts.contains(&accepted.request_id);
+                        // (An end at the very millisecond of the cut may come before or after it.)
+                        match end.as_ref().map(|(ms, _)| call.at.after(*ms)) {
+                            Some(end_at) if end_at < finished_at => prop_assert!(!aborted, "{} had ended", accepted.request_id),
+                            Some(end_at) if end_at == finished_at => {}
+                            _ => prop_assert!(aborted, "{} still open: aborted", accepted.request_id),
+                        }
+                    }
                 }
                 TurnStatus::Exhausted => {
                     let expected = Spoken::Recovery(turn_id.clone(), RECOVERY.into());
                     prop_assert_eq!(spoken, vec![&expected]);
                     prop_assert!(record.recovery_reason.is_some());
+                    prop_assert!(sentences.is_empty(), "{} never committed: no sentence", turn_id);
                 }
-                TurnStatus::Cancelled => prop_assert!(spoken.is_empty(), "{} is silent", turn_id),
+                TurnStatus::Cancelled => {
+                    prop_assert!(spoken.is_empty(), "{} is silent", turn_id);
+                    // Not one sentence after the interrupt.
+                    let before = sentences_at_interrupt[&turn_id];
+                    prop_assert!(
+                        !sim.emitted_sentences[before..].iter().any(|(id, _)| *id == turn_id),
+                        "{} spoke after its interrupt", turn_id
+                    );
+                }
                 TurnStatus::Running => prop_assert!(false, "{} still running", turn_id),
             }
             for call in sim.calls.iter().filter(|call| call.turn_id == turn_id) {
@@ -158,10 +308,6 @@ proptest! {
                 if let Some(at) = interrupted_at.get(&turn_id) {
                     prop_assert!(call.at <= *at, "{} starts before the interrupt", call.request_id);
                 }
-            }
-            if let Some(accepted) = &record.accepted_request_id {
-                let attempt = record.attempts.iter().find(|a| &a.request_id == accepted).unwrap();
-                prop_assert!(attempt.finished_at.unwrap() < record.deadline_at, "accepted before the deadline");
             }
         }
     }

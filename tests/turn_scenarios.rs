@@ -311,3 +311,25 @@ fn single_route_retries_itself_and_routes_past_the_last_stay_on_it() {
     );
     assert_eq!(sim.spoken, [answer("t1", "third time")]);
 }
+
+#[test]
+fn an_answer_is_delivered_even_when_another_turn_settling_at_once_evicts_its_record() {
+    // Both turns end in the same input: t1's stream stalls at the moment t2's route fails.
+    let mut config = Sim::config(5_000, 2_000);
+    config.history_limit = 1;
+    config.max_attempts_per_turn = 1;
+    config.chunk_idle_timeout_ms = 100;
+    let mut sim = Sim::new(config, |call| match call.turn_id.as_str() {
+        "t1" => Reply::Stream(vec![(10, "Hello there.".into())], None),
+        _ => fail(110, Failure::Http(500)),
+    });
+    sim.start("t1", "hi");
+    sim.start("t2", "hi");
+    sim.drive(100);
+    assert_eq!(sim.spoken, [answer("t1", "Hello there."), recovery("t2")]);
+    assert_eq!(
+        sim.ladder.retained_turns(),
+        1,
+        "the limit holds once drained"
+    );
+}

@@ -1,4 +1,10 @@
-//! The conversation so far: accepted exchanges, with what the user actually heard (T11, V2).
+//! The conversation so far: accepted exchanges, with what the user actually heard (T11, T16, V2).
+//!
+//! Two bounds apply. At most `limit` exchanges are kept. And what a route is handed never holds
+//! more than `max_chars` Unicode scalar values of `user` + `assistant` text (T16): the newest
+//! exchanges that fit together, whole, the oldest left out first. An exchange is never cut: when
+//! the newest alone is over `max_chars`, the route gets an empty history (with the default limits,
+//! 4000 + 4000 ≤ 16000, it always fits).
 
 use std::collections::VecDeque;
 
@@ -13,49 +19,161 @@ pub struct Exchange {
     pub assistant: String,
 }
 
-/// Accepted exchanges in order, at most `limit` of them (the oldest go first).
+impl Exchange {
+    /// Its length as T16 counts it: Unicode scalar values of both sides.
+    pub fn content_chars(&self) -> usize {
+        self.user.chars().count() + self.assistant.chars().count()
+    }
+}
+
+/// An exchange and its [`Exchange::content_chars`], counted once.
+#[derive(Clone, Debug)]
+struct Kept {
+    exchange: Exchange,
+    chars: usize,
+}
+
+/// Accepted exchanges in order, within both bounds (see the [module documentation](self)).
 #[derive(Clone, Debug)]
 pub struct History {
-    exchanges: VecDeque<Exchange>,
+    exchanges: VecDeque<Kept>,
+    /// Sum of the kept exchanges' `chars`.
+    total_chars: usize,
     limit: usize,
+    max_chars: usize,
 }
 
 impl History {
-    /// An empty history keeping at most `limit` exchanges.
-    pub fn new(limit: usize) -> Self {
+    /// An empty history keeping at most `limit` exchanges and handing out at most `max_chars`.
+    pub fn new(limit: usize, max_chars: usize) -> Self {
         History {
             exchanges: VecDeque::new(),
+            total_chars: 0,
             limit,
+            max_chars,
         }
     }
 
-    /// Appends an exchange, dropping the oldest beyond the limit.
+    /// Appends an exchange, dropping the oldest beyond `limit`, and those that could not be
+    /// handed out even if the newest shrank to nothing: what the user heard of an answer may
+    /// still shorten it (`set_heard`), so the newest does not count towards that bound.
     pub fn push(&mut self, exchange: Exchange) {
-        self.exchanges.push_back(exchange);
-        while self.exchanges.len() > self.limit {
-            self.exchanges.pop_front();
+        let chars = exchange.content_chars();
+        self.total_chars = self.total_chars.saturating_add(chars);
+        self.exchanges.push_back(Kept { exchange, chars });
+        while self.exchanges.len() > self.limit
+            || self.total_chars.saturating_sub(chars) > self.max_chars
+        {
+            match self.exchanges.pop_front() {
+                Some(oldest) => self.total_chars = self.total_chars.saturating_sub(oldest.chars),
+                None => break,
+            }
         }
     }
 
     /// Replaces the agent's side of a turn's exchange with what the user heard; false when the
     /// turn has no exchange (never committed, or already dropped).
     pub fn set_heard(&mut self, turn_id: &str, heard: &str) -> bool {
-        match self.exchanges.iter_mut().find(|e| e.turn_id == turn_id) {
-            Some(exchange) => {
-                heard.trim().clone_into(&mut exchange.assistant);
-                true
-            }
-            None => false,
+        let Some(kept) = self
+            .exchanges
+            .iter_mut()
+            .find(|kept| kept.exchange.turn_id == turn_id)
+        else {
+            return false;
+        };
+        heard.trim().clone_into(&mut kept.exchange.assistant);
+        let chars = kept.exchange.content_chars();
+        self.total_chars = self
+            .total_chars
+            .saturating_sub(kept.chars)
+            .saturating_add(chars);
+        kept.chars = chars;
+        true
+    }
+
+    /// The exchanges kept, oldest first.
+    pub fn exchanges(&self) -> impl Iterator<Item = &Exchange> {
+        self.exchanges.iter().map(|kept| &kept.exchange)
+    }
+
+    /// A copy for a route that shares history: the newest whole exchanges whose content fits in
+    /// `max_chars` together, oldest first (T16).
+    pub fn snapshot(&self) -> Vec<Exchange> {
+        let mut room = self.max_chars;
+        let fitting = self
+            .exchanges
+            .iter()
+            .rev()
+            .take_while(|kept| match room.checked_sub(kept.chars) {
+                Some(left) => {
+                    room = left;
+                    true
+                }
+                None => false,
+            })
+            .count();
+        let skip = self.exchanges.len().saturating_sub(fitting);
+        self.exchanges
+            .iter()
+            .skip(skip)
+            .map(|kept| kept.exchange.clone())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(turn: &str, user: &str, assistant: &str) -> Exchange {
+        Exchange {
+            turn_id: turn.to_owned(),
+            user: user.to_owned(),
+            assistant: assistant.to_owned(),
         }
     }
 
-    /// The exchanges, oldest first.
-    pub fn exchanges(&self) -> impl Iterator<Item = &Exchange> {
-        self.exchanges.iter()
+    fn turns(exchanges: &[Exchange]) -> Vec<&str> {
+        exchanges.iter().map(|e| e.turn_id.as_str()).collect()
     }
 
-    /// A copy for a route that shares history.
-    pub fn snapshot(&self) -> Vec<Exchange> {
-        self.exchanges.iter().cloned().collect()
+    #[test]
+    fn snapshot_keeps_the_newest_whole_exchanges_within_max_chars() {
+        let mut history = History::new(10, 10);
+        history.push(exchange("a", "12", "34"));
+        history.push(exchange("b", "1", "2345"));
+        history.push(exchange("c", "éé", "ü"));
+        assert_eq!(
+            turns(&history.snapshot()),
+            ["b", "c"],
+            "5 + 3 fit, 4 more do not"
+        );
+        history.push(exchange("d", "12345678901", ""));
+        let kept: Vec<Exchange> = history.exchanges().cloned().collect();
+        assert_eq!(
+            turns(&kept),
+            ["b", "c", "d"],
+            "a could not fit even beside an empty d"
+        );
+        assert!(
+            history.snapshot().is_empty(),
+            "the newest alone is over: nothing"
+        );
+        assert!(
+            history.set_heard("d", ""),
+            "the newest is kept for set_heard"
+        );
+        history.push(exchange("e", "1234", ""));
+        assert_eq!(turns(&history.snapshot()), ["e"]);
+    }
+
+    #[test]
+    fn set_heard_recounts_so_older_exchanges_may_fit_again() {
+        let mut history = History::new(10, 8);
+        history.push(exchange("a", "123", ""));
+        history.push(exchange("b", "1", "23456"));
+        assert_eq!(turns(&history.snapshot()), ["b"]);
+        assert!(history.set_heard("b", " 2 "));
+        assert_eq!(turns(&history.snapshot()), ["a", "b"]);
     }
 }

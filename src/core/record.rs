@@ -111,6 +111,8 @@ pub enum Failure {
     NoText,
     /// A stream stopped producing text.
     Stalled,
+    /// The answer passed `max_answer_chars` and was cut at its last sentence within it (T15).
+    AnswerTooLong,
 }
 
 impl Failure {
@@ -122,6 +124,8 @@ impl Failure {
                 status == 408 || status == 429 || (500..=599).contains(&status)
             }
             Failure::Threw { retryable } => retryable,
+            // Only ever the error of an accepted attempt: nothing follows it.
+            Failure::AnswerTooLong => false,
         }
     }
 }
@@ -136,6 +140,7 @@ impl fmt::Display for Failure {
             Failure::Threw { retryable: false } => f.write_str("route_error_non_retryable"),
             Failure::NoText => f.write_str("no_text"),
             Failure::Stalled => f.write_str("stalled"),
+            Failure::AnswerTooLong => f.write_str("answer_too_long"),
         }
     }
 }

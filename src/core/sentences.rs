@@ -96,6 +96,11 @@ impl SentenceSplitter {
         }
     }
 
+    /// The text pushed but not yet handed out as a sentence.
+    pub fn pending(&self) -> &str {
+        &self.buf
+    }
+
     /// Ends the stream: everything not yet handed out, trimmed, or `None` if that is blank.
     /// After draining [`SentenceSplitter::next_sentence`] this is at most one sentence.
     /// The splitter is empty afterwards and may be used again.

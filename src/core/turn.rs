@@ -1,4 +1,4 @@
-//! The turn ladder: one answer per user turn, from a bounded number of LLM calls (rules T2–T12).
+//! The turn ladder: one answer per user turn, from a bounded number of LLM calls (rules T2–T16).
 //!
 //! [`TurnLadder`] is a sans-IO state machine. The shell feeds it inputs that carry the current
 //! time (`start_turn`, `on_attempt_chunk`, `on_attempt_result`, `on_stream_end`, `interrupt`,
@@ -15,7 +15,15 @@
 //!   and only as the fallback policy allows;
 //! - no attempt starts after the turn's deadline or after an interrupt; no sentence goes out
 //!   after an interrupt;
-//! - no more than `history_limit` settled records and history exchanges are kept.
+//! - no more than `history_limit` settled records and history exchanges are kept;
+//! - an answer never holds more than `max_answer_chars` (T15): a longer one is cut at its last
+//!   sentence within the bound and its stream aborted ([`Action::AbortAttempt`]), so no turn stays
+//!   running because a provider never stops;
+//! - the history handed to a route never holds more than `history_max_chars` (T16).
+//!
+//! The code is split by concept: this file holds the inputs and the turn's life; `attempts` the
+//! rungs of the ladder (start, timeout, failure, fallback, late answers); `delivery` the committed
+//! answer going out as sentences within its bound.
 //!
 //! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
 //! follow the same path: commit, sentences, deliver.
@@ -25,26 +33,15 @@ use crate::core::history::{Exchange, History};
 use crate::core::record::{
     Attempt, AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus,
 };
-use crate::core::sentences::SentenceSplitter;
 use crate::core::time::Millis;
+use delivery::Delivery;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+
+mod attempts;
+mod delivery;
 
 pub use crate::core::turn_config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
 pub use crate::core::turn_output::{Action, Event};
-
-/// The answer a committed attempt is delivering.
-#[derive(Debug)]
-struct Delivery {
-    /// Index of the committed attempt in the record.
-    attempt_index: usize,
-    /// Everything the route sent so far.
-    text: String,
-    /// The sentences handed to TTS so far, joined by spaces: what the user can have heard.
-    spoken: String,
-    splitter: SentenceSplitter,
-    /// When the stream counts as stalled if no chunk arrives (T12).
-    idle_deadline: Millis,
-}
 
 /// A running turn and its timers.
 #[derive(Debug)]
@@ -102,7 +99,7 @@ impl TurnLadder {
         TurnLadder {
             session_budget: SessionBudget::new(config.max_attempts_per_session),
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
-            history: History::new(config.history_limit),
+            history: History::new(config.history_limit, config.history_max_chars),
             config,
             active: BTreeMap::new(),
             settled: HashMap::new(),
@@ -244,21 +241,25 @@ impl TurnLadder {
             }
             return;
         };
-        match &turn.delivery {
+        let full = match &turn.delivery {
             Some(delivery) if delivery.attempt_index == index => {
                 self.deliver_chunk(turn_id, chunk, now)
             }
             // Blank text before the first word commits nothing.
-            None if turn.is_running(index) && chunk.trim().is_empty() => {}
+            None if turn.is_running(index) && chunk.trim().is_empty() => false,
             None if turn.is_running(index) => {
                 self.commit(turn_id, index, now);
-                self.deliver_chunk(turn_id, chunk, now);
+                self.deliver_chunk(turn_id, chunk, now)
             }
             _ => {
                 if !chunk.trim().is_empty() {
                     self.record_late_answer(turn_id, index, now);
                 }
+                false
             }
+        };
+        if full {
+            self.cut_stream(turn_id, request_id, now);
         }
     }
 
@@ -301,8 +302,9 @@ impl TurnLadder {
         match outcome {
             Ok(text) => {
                 self.commit(turn_id, index, now);
-                self.deliver_chunk(turn_id, &text, now);
-                self.complete(turn_id, None, now);
+                let full = self.deliver_chunk(turn_id, &text, now);
+                // A whole answer over the bound is cut like a stream; there is nothing to abort.
+                self.complete(turn_id, full.then_some(Failure::AnswerTooLong), now);
             }
             Err(failure) => self.fail_attempt(turn_id, failure, now),
         }
@@ -340,7 +342,7 @@ impl TurnLadder {
             let exchange = Exchange {
                 turn_id: turn_id.to_owned(),
                 user: turn.record.input.clone(),
-                assistant: delivery.spoken,
+                assistant: delivery.delivered().to_owned(),
             };
             self.history.push(exchange);
         }
@@ -383,288 +385,15 @@ impl TurnLadder {
         self.active.values().map(ActiveTurn::next_timeout).min()
     }
 
-    /// The next thing the shell must do, in order.
+    /// The next thing the shell must do, in order. Call until `None`: settled records beyond
+    /// `history_limit` are dropped only then.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
-    }
-
-    fn expire(&mut self, turn_id: &str, now: Millis) {
-        let Some(turn) = self.active.get(turn_id) else {
-            return;
-        };
-        if let Some(delivery) = &turn.delivery {
-            // A committed stream that stalled: stop it and keep what was delivered (T12).
-            if now >= delivery.idle_deadline {
-                if let Some(attempt) = turn.record.attempts.get(delivery.attempt_index) {
-                    self.actions.push_back(Action::AbortAttempt {
-                        request_id: attempt.request_id.clone(),
-                    });
-                }
-                self.complete(turn_id, Some(Failure::Stalled), now);
-            }
-        } else if now >= turn.record.deadline_at {
-            self.finish_attempt(turn_id, AttemptResult::Timeout, Some(Failure::Timeout), now);
-            self.actions.push_back(Action::AbortTurn {
-                turn_id: turn_id.to_owned(),
-            });
-            self.recover(turn_id, RecoveryReason::Deadline, now);
-        } else if turn.attempt_deadline.is_some_and(|at| now >= at) {
-            let request_id =
-                self.finish_attempt(turn_id, AttemptResult::Timeout, Some(Failure::Timeout), now);
-            if let Some(request_id) = request_id {
-                self.actions.push_back(Action::AbortAttempt { request_id });
-            }
-            self.after_failure(turn_id, Failure::Timeout, now);
+        let action = self.actions.pop_front();
+        if action.is_none() {
+            self.drop_old_records();
         }
-    }
-
-    /// The running, uncommitted attempt failed.
-    fn fail_attempt(&mut self, turn_id: &str, failure: Failure, now: Millis) {
-        let result = if failure == Failure::Timeout {
-            AttemptResult::Timeout
-        } else {
-            AttemptResult::Error
-        };
-        self.finish_attempt(turn_id, result, Some(failure), now);
-        self.after_failure(turn_id, failure, now);
-    }
-
-    /// After a failed attempt: the next rung of the ladder, or recovery (T3, T9, T11).
-    fn after_failure(&mut self, turn_id: &str, failure: Failure, now: Millis) {
-        if !failure.is_retryable() {
-            return self.recover(turn_id, RecoveryReason::NonRetryable, now);
-        }
-        self.retry_budget.on_failure();
-        let attempts = self
-            .active
-            .get(turn_id)
-            .map_or(usize::MAX, |turn| turn.record.attempts.len());
-        if attempts >= self.config.max_attempts_per_turn as usize
-            || self.config.fallback_policy == FallbackPolicy::None
-        {
-            return self.recover(turn_id, RecoveryReason::Exhausted, now);
-        }
-        if self.config.fallback_policy == FallbackPolicy::SamePersona
-            && self.persona_of(self.route_for(attempts + 1)) != self.persona_of(0)
-        {
-            return self.recover(turn_id, RecoveryReason::Persona, now);
-        }
-        if !self.retry_budget.allows_retry() {
-            return self.recover(turn_id, RecoveryReason::RetryBudget, now);
-        }
-        self.start_attempt(turn_id, now);
-    }
-
-    /// The route of attempt `number` (from 1): `min(number - 1, routes - 1)`.
-    fn route_for(&self, number: usize) -> usize {
-        number
-            .saturating_sub(1)
-            .min(self.config.routes.len().saturating_sub(1))
-    }
-
-    fn persona_of(&self, route: usize) -> Option<&str> {
-        self.config
-            .routes
-            .get(route)
-            .and_then(|spec| spec.persona.as_deref())
-    }
-
-    fn start_attempt(&mut self, turn_id: &str, now: Millis) {
-        if !self.session_budget.try_take() {
-            return self.recover(turn_id, RecoveryReason::SessionBudget, now);
-        }
-        let Some(number) = self
-            .active
-            .get(turn_id)
-            .map(|turn| turn.record.attempts.len() + 1)
-        else {
-            return;
-        };
-        let route = self.route_for(number);
-        let history = self
-            .config
-            .routes
-            .get(route)
-            .filter(|spec| spec.share_history)
-            .map(|_| self.history.snapshot());
-        let first_text_within = self
-            .config
-            .attempt_timeout_ms
-            .min(self.config.first_chunk_timeout_ms);
-        let Some(turn) = self.active.get_mut(turn_id) else {
-            return;
-        };
-        let request_id = format!("{turn_id}:attempt:{number}");
-        let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
-        turn.attempt_deadline = Some(timeout_at);
-        turn.record.attempts.push(Attempt {
-            request_id: request_id.clone(),
-            route,
-            started_at: now,
-            finished_at: None,
-            result: AttemptResult::Running,
-            error: None,
-        });
-        let input = turn.record.input.clone();
-        self.actions.push_back(Action::StartAttempt {
-            turn_id: turn_id.to_owned(),
-            request_id: request_id.clone(),
-            route,
-            input,
-            history,
-        });
-        self.event(Event::AttemptStarted {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            timeout_at,
-        });
-    }
-
-    /// Ends the running attempt of a turn, if any; returns its request id.
-    fn finish_attempt(
-        &mut self,
-        turn_id: &str,
-        result: AttemptResult,
-        error: Option<Failure>,
-        now: Millis,
-    ) -> Option<String> {
-        let turn = self.active.get_mut(turn_id)?;
-        turn.attempt_deadline = None;
-        let attempt = turn.running_attempt()?;
-        attempt.result = result;
-        attempt.error = error;
-        attempt.finished_at = Some(now);
-        let event = Event::AttemptFinished {
-            turn_id: turn_id.to_owned(),
-            request_id: attempt.request_id.clone(),
-            route: attempt.route,
-            at: now,
-            result,
-            error,
-            duration_ms: now.since(attempt.started_at),
-        };
-        let request_id = attempt.request_id.clone();
-        self.event(event);
-        Some(request_id)
-    }
-
-    /// The attempt's first text passed the gate (T6): it is the turn's answer from now on, with
-    /// no fallback and no deadline; the running attempt stays `running` while it delivers.
-    fn commit(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
-        let idle_deadline = now.after(self.config.chunk_idle_timeout_ms);
-        let Some(turn) = self.active.get_mut(turn_id) else {
-            return;
-        };
-        let Some(attempt) = turn.record.attempts.get(attempt_index) else {
-            return;
-        };
-        let request_id = attempt.request_id.clone();
-        let route = attempt.route;
-        turn.attempt_deadline = None;
-        turn.record.accepted_request_id = Some(request_id.clone());
-        turn.delivery = Some(Delivery {
-            attempt_index,
-            text: String::new(),
-            spoken: String::new(),
-            splitter: SentenceSplitter::default(),
-            idle_deadline,
-        });
-        let latency_ms = now.since(turn.record.started_at);
-        self.retry_budget.on_success();
-        self.event(Event::Committed {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            latency_ms,
-        });
-    }
-
-    /// Text of the committed attempt: complete sentences go out at once (T12).
-    fn deliver_chunk(&mut self, turn_id: &str, chunk: &str, now: Millis) {
-        let idle_timeout_ms = self.config.chunk_idle_timeout_ms;
-        let Some(delivery) = self
-            .active
-            .get_mut(turn_id)
-            .and_then(|turn| turn.delivery.as_mut())
-        else {
-            return;
-        };
-        delivery.text.push_str(chunk);
-        delivery.splitter.push(chunk);
-        delivery.idle_deadline = now.after(idle_timeout_ms);
-        let mut sentences = Vec::new();
-        while let Some(sentence) = delivery.splitter.next_sentence() {
-            append_sentence(&mut delivery.spoken, &sentence);
-            sentences.push(sentence);
-        }
-        for text in sentences {
-            self.actions.push_back(Action::Sentence {
-                turn_id: turn_id.to_owned(),
-                text,
-            });
-        }
-    }
-
-    /// The committed answer is complete (or its stream broke or stalled): the tail sentence, the
-    /// whole text once, and the turn is accepted with what was delivered. A stream cut short
-    /// keeps only its complete sentences — its unfinished tail is not spoken — unless no sentence
-    /// went out at all, when the tail is all there is to say.
-    fn complete(&mut self, turn_id: &str, error: Option<Failure>, now: Millis) {
-        let Some(turn) = self.active.get_mut(turn_id) else {
-            return;
-        };
-        let Some(mut delivery) = turn.delivery.take() else {
-            return;
-        };
-        let tail = delivery
-            .splitter
-            .finish()
-            .filter(|_| error.is_none() || delivery.spoken.is_empty());
-        if let Some(tail) = &tail {
-            append_sentence(&mut delivery.spoken, tail);
-        }
-        let text = if error.is_none() {
-            delivery.text.trim().to_owned()
-        } else {
-            delivery.spoken
-        };
-        turn.record.accepted_text = Some(text.clone());
-        let route = turn
-            .record
-            .attempts
-            .get(delivery.attempt_index)
-            .map_or(0, |attempt| attempt.route);
-        let request_id = turn.record.accepted_request_id.clone().unwrap_or_default();
-        let latency_ms = now.since(turn.record.started_at);
-        let exchange = Exchange {
-            turn_id: turn_id.to_owned(),
-            user: turn.record.input.clone(),
-            assistant: text.clone(),
-        };
-        if let Some(tail) = tail {
-            self.actions.push_back(Action::Sentence {
-                turn_id: turn_id.to_owned(),
-                text: tail,
-            });
-        }
-        self.finish_attempt(turn_id, AttemptResult::Accepted, error, now);
-        self.history.push(exchange);
-        self.event(Event::Accepted {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            latency_ms,
-        });
-        self.actions.push_back(Action::Deliver {
-            turn_id: turn_id.to_owned(),
-            text,
-        });
-        self.settle(turn_id, TurnStatus::Accepted);
+        action
     }
 
     fn recover(&mut self, turn_id: &str, reason: RecoveryReason, now: Millis) {
@@ -686,7 +415,7 @@ impl TurnLadder {
         self.settle(turn_id, TurnStatus::Exhausted);
     }
 
-    /// Moves a turn from running to retained, dropping the oldest beyond `history_limit` (T10).
+    /// Moves a turn from running to retained.
     fn settle(&mut self, turn_id: &str, status: TurnStatus) {
         let Some(mut turn) = self.active.remove(turn_id) else {
             return;
@@ -696,6 +425,12 @@ impl TurnLadder {
             .push_back(Action::Settled(Box::new(turn.record.clone())));
         self.settled_order.push_back(turn_id.to_owned());
         self.settled.insert(turn_id.to_owned(), turn.record);
+    }
+
+    /// Drops the oldest settled records beyond `history_limit` (T10). Only once every queued
+    /// action was taken: a `Deliver` checks its turn's record right before TTS (T6), and another
+    /// turn settling in the same input must not evict it first.
+    fn drop_old_records(&mut self) {
         while self.settled_order.len() > self.config.history_limit {
             if let Some(oldest) = self.settled_order.pop_front() {
                 self.settled.remove(&oldest);
@@ -703,53 +438,9 @@ impl TurnLadder {
         }
     }
 
-    /// Text for an attempt that had already ended: kept on the record as `late`, never spoken (T6).
-    fn record_late_answer(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
-        let record = match self.active.get_mut(turn_id) {
-            Some(turn) => &mut turn.record,
-            None => match self.settled.get_mut(turn_id) {
-                Some(record) => record,
-                None => return,
-            },
-        };
-        let committed = record.accepted_request_id.clone();
-        let Some(attempt) = record.attempts.get_mut(attempt_index) else {
-            return;
-        };
-        // The attempt that was cut off mid-delivery stays `cancelled`, whatever it still sends.
-        if committed.as_deref() == Some(attempt.request_id.as_str()) {
-            return;
-        }
-        if !matches!(
-            attempt.result,
-            AttemptResult::Timeout | AttemptResult::Cancelled
-        ) {
-            return;
-        }
-        attempt.result = AttemptResult::Late;
-        attempt.finished_at = Some(now);
-        let event = Event::AttemptFinished {
-            turn_id: turn_id.to_owned(),
-            request_id: attempt.request_id.clone(),
-            route: attempt.route,
-            at: now,
-            result: AttemptResult::Late,
-            error: attempt.error,
-            duration_ms: now.since(attempt.started_at),
-        };
-        self.event(event);
-    }
-
     fn event(&mut self, event: Event) {
         self.actions.push_back(Action::Event(event));
     }
-}
-
-fn append_sentence(spoken: &mut String, sentence: &str) {
-    if !spoken.is_empty() {
-        spoken.push(' ');
-    }
-    spoken.push_str(sentence);
 }
 
 /// Splits `"<turnId>:attempt:<n>"` into the turn id and the attempt's index (n - 1).

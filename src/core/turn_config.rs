@@ -66,6 +66,12 @@ pub struct TurnConfig {
     pub first_chunk_timeout_ms: u64,
     /// How long a committed stream may go without a chunk before it is ended (T12).
     pub chunk_idle_timeout_ms: u64,
+    /// Longest answer, in Unicode scalar values: one that passes it is cut at its last complete
+    /// sentence within it and its stream aborted (T15).
+    pub max_answer_chars: usize,
+    /// Most history handed to a route, in Unicode scalar values of `user` + `assistant` text;
+    /// the oldest exchanges are left out first (T16).
+    pub history_max_chars: usize,
 }
 
 impl TurnConfig {
@@ -81,6 +87,11 @@ impl TurnConfig {
     pub const DEFAULT_HISTORY_LIMIT: usize = 1_000;
     /// Default idle time that ends a committed stream.
     pub const DEFAULT_CHUNK_IDLE_TIMEOUT_MS: u64 = 5_000;
+    /// Default answer limit (T15).
+    pub const DEFAULT_MAX_ANSWER_CHARS: usize = 4_000;
+    /// Default history limit in characters (T16): room for two exchanges of the longest input
+    /// and answer.
+    pub const DEFAULT_HISTORY_MAX_CHARS: usize = 16_000;
 
     /// A configuration with the default limits.
     pub fn new(routes: Vec<RouteSpec>, recovery_text: impl Into<String>) -> Self {
@@ -98,6 +109,8 @@ impl TurnConfig {
             fallback_policy: FallbackPolicy::Any,
             first_chunk_timeout_ms: Self::DEFAULT_ATTEMPT_TIMEOUT_MS,
             chunk_idle_timeout_ms: Self::DEFAULT_CHUNK_IDLE_TIMEOUT_MS,
+            max_answer_chars: Self::DEFAULT_MAX_ANSWER_CHARS,
+            history_max_chars: Self::DEFAULT_HISTORY_MAX_CHARS,
         }
     }
 }

@@ -1,20 +1,20 @@
 //! `TurnController`: the turn ladder driven by real routes, timers and `AbortController`s.
 
 use crate::core::history::Exchange;
-use crate::core::record::Failure;
+use crate::core::record::{AttemptResult, Failure, TurnStatus};
+use crate::core::time::Millis;
 use crate::core::turn::{Action, Event, StartError, Started, TurnLadder};
-use crate::web::clock::Clock;
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
+use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::glue;
 use crate::web::report::{event_to_js, failure_from_code, record_to_js, TurnStrings};
-use crate::web::timer::Timer;
-use js_sys::{Array, Function, Map, Promise};
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use js_sys::{Array, Function, JsString, Map, Promise};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
-use web_sys::{AbortController, AbortSignal, DomException};
+use web_sys::{AbortController, DomException};
 
 struct Callbacks {
     on_accepted_text: Function,
@@ -29,53 +29,95 @@ const REJECTED: u8 = 1;
 const CHUNK: u8 = 2;
 const END: u8 = 3;
 
-/// Browser resources of one running turn.
-struct TurnIo {
-    abort: AbortController,
-    strings: TurnStrings,
-}
+/// Ended attempts whose routes have not settled yet are remembered, so that a late answer is
+/// recorded as `late` (T6), but only this many: a route that never settles cannot grow memory.
+const LATE_ATTEMPTS_KEPT: usize = 64;
 
-/// An attempt whose route has not settled yet, by the id `glue.watch` reports it under. Kept
-/// after a timeout or the end of its turn, so that a late answer is still recorded as late.
+/// An attempt whose route has not settled yet, by the id `glue.watch` reports it under.
 struct AttemptIo {
     request_id: String,
     turn_id: String,
-    /// Dropped once the attempt or its turn ended.
+    /// The attempt's own controller; its signal is the one the route sees. Taken when the
+    /// attempt ends (its timeout, or its turn's end), which aborts or releases it.
     abort: Option<AbortController>,
 }
 
 #[derive(Default)]
 struct Io {
-    turns: HashMap<String, TurnIo>,
+    /// The JS strings of each running turn.
+    turns: HashMap<String, TurnStrings>,
     attempts: HashMap<u32, AttemptIo>,
+    /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
+    ended: VecDeque<u32>,
     next_attempt: u32,
 }
 
+impl Io {
+    /// Ends an attempt's I/O: its controller is returned (to abort) and it is kept only to
+    /// record a late answer, within the bound.
+    fn end_attempt(&mut self, id: u32) -> Option<AbortController> {
+        let controller = self.attempts.get_mut(&id)?.abort.take()?;
+        self.ended.push_back(id);
+        while self.ended.len() > LATE_ATTEMPTS_KEPT {
+            if let Some(oldest) = self.ended.pop_front() {
+                self.attempts.remove(&oldest);
+            }
+        }
+        Some(controller)
+    }
+
+    /// Forgets an attempt whose route is done (settled, or told to stop reading).
+    fn forget_attempt(&mut self, id: u32) {
+        if self.attempts.remove(&id).is_some() {
+            self.ended.retain(|&ended| ended != id);
+        }
+    }
+
+    fn live_attempts_of(&self, turn_id: &str) -> Vec<u32> {
+        self.attempts
+            .iter()
+            .filter(|(_, attempt)| attempt.abort.is_some() && attempt.turn_id == turn_id)
+            .map(|(&id, _)| id)
+            .collect()
+    }
+}
+
+impl Machine for TurnLadder {
+    type Action = Action;
+    fn poll_action(&mut self) -> Option<Action> {
+        TurnLadder::poll_action(self)
+    }
+    fn poll_timeout(&self) -> Option<Millis> {
+        TurnLadder::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Millis) {
+        TurnLadder::handle_timeout(self, now)
+    }
+}
+
 struct Shared {
-    ladder: RefCell<TurnLadder>,
+    driver: Driver<TurnLadder>,
     routes: Vec<JsRoute>,
     route_names: Vec<JsValue>,
     callbacks: Callbacks,
     recovery_text: JsValue,
-    clock: Clock,
+    /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
+    /// longer input is refused before it is copied into wasm.
+    max_input_units: u32,
     io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
     waiters: Map,
-    timer: Timer,
     /// `report(id, kind, value)` for `glue.watch`: made once, shared by every attempt. Owned by
     /// JS (it holds only a weak reference), so a route settling after `free()` finds nothing.
     report_attempt: Function,
-    /// True while `pump` drains actions: a re-entrant call only queues, the outer pump performs.
-    pumping: Cell<bool>,
-    /// True while `free()` ends the running turns: no callback runs into a dying object.
-    disposing: Cell<bool>,
 }
 
 /// Runs LLM turns so that exactly one answer, the fixed recovery text, or nothing (when
-/// interrupted) reaches TTS per turn. See DESIGN.md §1 (T1–T14).
+/// interrupted) reaches TTS per turn. See DESIGN.md §1 (T1–T16).
 #[wasm_bindgen]
 pub struct TurnController {
-    shared: Rc<Shared>,
+    /// Taken by `free()`: a freed controller holds nothing and every method is inert.
+    shared: RefCell<Option<Rc<Shared>>>,
 }
 
 #[wasm_bindgen]
@@ -97,40 +139,34 @@ impl TurnController {
             on_event: options_fields.optional_function("onEvent")?,
         };
         let recovery_text = JsValue::from_str(&config.recovery_text);
+        let max_input_units =
+            u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
-            let on_timer = weak.clone();
             let on_report = weak.clone();
             let report = move |id: u32, kind: u8, value: JsValue| -> bool {
-                let Some(shared) = on_report.upgrade() else {
-                    return false;
-                };
-                let keep_reading = shared.on_attempt_report(id, kind, &value);
-                shared.pump();
-                keep_reading
+                match on_report.upgrade() {
+                    Some(shared) => shared.on_attempt_report(id, kind, &value),
+                    None => false,
+                }
             };
             Shared {
-                ladder: RefCell::new(TurnLadder::new(config)),
+                driver: Driver::new(TurnLadder::new(config), weak),
                 route_names: routes.iter().map(|route| route.name.clone()).collect(),
                 routes,
                 callbacks,
                 recovery_text,
-                clock: Clock::new(),
+                max_input_units,
                 io: RefCell::new(Io::default()),
                 waiters: Map::new(),
-                timer: Timer::new(move || {
-                    if let Some(shared) = on_timer.upgrade() {
-                        shared.on_timer();
-                    }
-                }),
                 report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
                     .into_js_value()
                     .unchecked_into(),
-                pumping: Cell::new(false),
-                disposing: Cell::new(false),
             }
         });
-        Ok(TurnController { shared })
+        Ok(TurnController {
+            shared: RefCell::new(Some(shared)),
+        })
     }
 
     /// Starts the turn for a final utterance and resolves with its record once it settles.
@@ -142,8 +178,9 @@ impl TurnController {
         #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] input: JsValue,
     ) -> Promise {
-        self.shared
-            .run(turn_id, input)
+        self.shared()
+            .ok_or_else(freed)
+            .and_then(|shared| shared.run(turn_id, input))
             .unwrap_or_else(|error| Promise::reject(&error))
     }
 
@@ -153,10 +190,10 @@ impl TurnController {
         #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
     ) -> Result<bool, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
-        let now = self.shared.clock.now();
-        let interrupted = self.shared.ladder.borrow_mut().interrupt(&turn_id, now);
-        self.shared.pump();
-        Ok(interrupted)
+        let interrupted = self.shared().and_then(|shared| {
+            driver::input(&shared, |ladder, now| ladder.interrupt(&turn_id, now))
+        });
+        Ok(interrupted.unwrap_or(false))
     }
 
     /// Keeps only what the user heard of a turn's answer in the conversation history (after a
@@ -171,11 +208,12 @@ impl TurnController {
         let text = text
             .as_string()
             .ok_or_else(|| type_error("text must be a string"))?;
-        Ok(self
-            .shared
-            .ladder
-            .borrow_mut()
-            .set_heard_text(&turn_id, &text))
+        let changed = self.shared().and_then(|shared| {
+            shared
+                .driver
+                .update(|ladder, _| ladder.set_heard_text(&turn_id, &text))
+        });
+        Ok(changed.unwrap_or(false))
     }
 
     /// The record of a running or retained turn, or `undefined`.
@@ -185,90 +223,48 @@ impl TurnController {
         #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
-        let ladder = self.shared.ladder.borrow();
-        Ok(ladder.turn(&turn_id).map_or(JsValue::UNDEFINED, |record| {
-            let strings = TurnStrings::decoded(record);
-            record_to_js(record, &strings, &self.shared.route_names)
-        }))
+        Ok(self
+            .shared()
+            .map_or(JsValue::UNDEFINED, |shared| shared.record_js(&turn_id)))
+    }
+
+    /// Ends the controller at once: every running turn is cancelled (its signal aborts, nothing
+    /// is spoken, `run` resolves with the cancelled record), no timer or callback runs again, and
+    /// what it held is released. Idempotent, and safe from inside any callback, even one that
+    /// runs inside a method of this controller. Also `[Symbol.dispose]()`.
+    ///
+    /// This replaces the `free()` wasm-bindgen generates, which throws when called twice or from
+    /// inside a method; the small handle left behind is freed when JS collects the object.
+    pub fn free(&self) {
+        let shared = self
+            .shared
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut shared| shared.take());
+        if let Some(shared) = shared {
+            shared.dispose();
+        }
+    }
+}
+
+impl TurnController {
+    fn shared(&self) -> Option<Rc<Shared>> {
+        self.shared.try_borrow().ok()?.clone()
     }
 }
 
 impl Drop for TurnController {
-    /// `free()` and `Symbol.dispose`: every running turn is interrupted and its signal aborted.
+    /// Collected by JS without `free()`: the same ending.
     fn drop(&mut self) {
-        self.shared.disposing.set(true);
-        let now = self.shared.clock.now();
-        self.shared.ladder.borrow_mut().interrupt_all(now);
-        self.shared.pump();
-        self.shared.timer.cancel();
+        self.free();
     }
 }
 
-impl Shared {
-    fn run(self: &Rc<Self>, turn_id_js: JsValue, input_js: JsValue) -> Result<Promise, JsValue> {
-        let turn_id = turn_id_js
-            .as_string()
-            .ok_or_else(|| type_error("turnId must be a string"))?;
-        let input = input_js
-            .as_string()
-            .ok_or_else(|| type_error("input must be a string"))?;
-        let now = self.clock.now();
-        let started = self
-            .ladder
-            .borrow_mut()
-            .start_turn(&turn_id, &input, now)
-            .map_err(|error| start_error_to_js(&error))?;
-        let still_open = match started {
-            Started::New => {
-                self.io.borrow_mut().turns.insert(
-                    turn_id.clone(),
-                    TurnIo {
-                        abort: new_abort_controller(),
-                        strings: TurnStrings::new(turn_id_js.clone(), input_js),
-                    },
-                );
-                true
-            }
-            // Running, or settled with its `Settled` still queued behind a re-entrant call.
-            Started::Existing => self.io.borrow().turns.contains_key(&turn_id),
-        };
-        if !still_open {
-            let ladder = self.ladder.borrow();
-            let record = ladder.turn(&turn_id).map_or(JsValue::UNDEFINED, |record| {
-                record_to_js(record, &TurnStrings::decoded(record), &self.route_names)
-            });
-            return Ok(Promise::resolve(&record));
-        }
-        let promise = glue::wait_for(&self.waiters, &turn_id_js);
-        self.pump();
-        Ok(promise)
-    }
+impl Shell for Shared {
+    type Machine = TurnLadder;
 
-    /// Performs queued actions until none is left, then re-arms the timer. Each action is taken
-    /// from the ladder with the borrow released before any JS runs.
-    fn pump(self: &Rc<Self>) {
-        if self.pumping.replace(true) {
-            return;
-        }
-        loop {
-            let action = self.ladder.borrow_mut().poll_action();
-            match action {
-                Some(action) => self.perform(action),
-                None => break,
-            }
-        }
-        self.pumping.set(false);
-        let next = self.ladder.borrow().poll_timeout();
-        if let Some(at) = next {
-            self.timer.ensure(at, || self.clock.now());
-        }
-    }
-
-    fn on_timer(self: &Rc<Self>) {
-        self.timer.fired();
-        let now = self.clock.now();
-        self.ladder.borrow_mut().handle_timeout(now);
-        self.pump();
+    fn driver(&self) -> &Driver<TurnLadder> {
+        &self.driver
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
@@ -282,7 +278,7 @@ impl Shared {
             } => self.start_attempt(turn_id, request_id, route, history),
             Action::Sentence { turn_id, text } => {
                 // Checked right before each sentence leaves: not one after an interrupt (T12).
-                let may_speak = self.ladder.borrow().may_speak(&turn_id);
+                let may_speak = self.ladder(|ladder| ladder.may_speak(&turn_id));
                 if let (Some(on_sentence), true) = (&self.callbacks.on_sentence, may_speak) {
                     let turn_js = self.turn_strings(&turn_id, |strings| strings.turn_id.clone());
                     self.call_back(
@@ -294,43 +290,41 @@ impl Shared {
                 }
             }
             Action::AbortAttempt { request_id } => {
-                let attempt_abort = self
-                    .io
-                    .borrow_mut()
-                    .attempts
-                    .values_mut()
-                    .find(|attempt| attempt.request_id == request_id)
-                    .and_then(|attempt| attempt.abort.take());
-                if let Some(attempt_abort) = attempt_abort {
-                    abort(
-                        &attempt_abort,
-                        "TimeoutError",
-                        "turnguard: attempt timed out",
-                    );
+                let controller = {
+                    let mut io = self.io.borrow_mut();
+                    let id = io
+                        .attempts
+                        .iter()
+                        .find(|(_, attempt)| attempt.request_id == request_id)
+                        .map(|(&id, _)| id);
+                    id.and_then(|id| io.end_attempt(id))
+                };
+                if let Some(controller) = controller {
+                    abort(&controller, "TimeoutError", "turnguard: attempt timed out");
                 }
             }
             Action::AbortTurn { turn_id } => {
-                let turn_abort = self
-                    .io
-                    .borrow()
-                    .turns
-                    .get(&turn_id)
-                    .map(|turn| turn.abort.clone());
-                if let Some(turn_abort) = turn_abort {
-                    abort(&turn_abort, "AbortError", "turnguard: turn ended");
+                // The turn's end aborts each of its live attempts: the chain of T4, kept by the
+                // shell itself rather than by `AbortSignal.any` (missing in older browsers).
+                let controllers: Vec<AbortController> = {
+                    let mut io = self.io.borrow_mut();
+                    let ids = io.live_attempts_of(&turn_id);
+                    ids.into_iter()
+                        .filter_map(|id| io.end_attempt(id))
+                        .collect()
+                };
+                for controller in &controllers {
+                    abort(controller, "AbortError", "turnguard: turn ended");
                 }
             }
             Action::Deliver { turn_id, text } => {
                 // T6: checked again right before the answer leaves for TTS.
-                let accepted = {
-                    let ladder = self.ladder.borrow();
-                    match ladder.turn(&turn_id) {
-                        Some(record) if ladder.may_deliver(&turn_id) => {
-                            record.accepted_request_id.clone()
-                        }
-                        _ => None,
+                let accepted = self.ladder(|ladder| match ladder.turn(&turn_id) {
+                    Some(record) if ladder.may_deliver(&turn_id) => {
+                        record.accepted_request_id.clone()
                     }
-                };
+                    _ => None,
+                });
                 if let Some(request_id) = accepted {
                     let (turn_js, text_js) = self.turn_strings(&turn_id, |strings| {
                         (strings.turn_id.clone(), strings.answer(&request_id, &text))
@@ -345,17 +339,19 @@ impl Shared {
                 self.call_back(callback, "onRecovery", &turn_js, &self.recovery_text);
             }
             Action::Settled(record) => {
-                let turn = {
+                let (strings, controllers) = {
                     let mut io = self.io.borrow_mut();
-                    for attempt in io.attempts.values_mut() {
-                        if attempt.turn_id == record.turn_id {
-                            attempt.abort = None;
-                        }
-                    }
-                    io.turns.remove(&record.turn_id)
+                    let ids = io.live_attempts_of(&record.turn_id);
+                    let controllers: Vec<AbortController> = ids
+                        .into_iter()
+                        .filter_map(|id| io.end_attempt(id))
+                        .collect();
+                    (io.turns.remove(&record.turn_id), controllers)
                 };
-                let strings =
-                    turn.map_or_else(|| TurnStrings::decoded(&record), |turn| turn.strings);
+                // An attempt still live at the end of its turn (a committed stream that
+                // ended) has nothing left to abort: its controller is just released.
+                drop(controllers);
+                let strings = strings.unwrap_or_else(|| TurnStrings::decoded(&record));
                 let record_js = record_to_js(&record, &strings, &self.route_names);
                 glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
             }
@@ -364,7 +360,7 @@ impl Shared {
                     .callbacks
                     .on_event
                     .as_ref()
-                    .filter(|_| !self.disposing.get())
+                    .filter(|_| !self.driver.is_disposed())
                 {
                     let event_js = self.turn_strings(event_turn_id(&event), |strings| {
                         event_to_js(&event, strings, &self.route_names)
@@ -374,36 +370,106 @@ impl Shared {
             }
         }
     }
+}
+
+impl Shared {
+    fn run(self: &Rc<Self>, turn_id_js: JsValue, input_js: JsValue) -> Result<Promise, JsValue> {
+        if self.driver.is_disposed() {
+            return Err(freed());
+        }
+        let turn_id = turn_id_js
+            .as_string()
+            .ok_or_else(|| type_error("turnId must be a string"))?;
+        // Length-checked before the copy into wasm: an oversize input costs nothing (T9).
+        let too_long = input_js
+            .dyn_ref::<JsString>()
+            .is_some_and(|input| input.length() > self.max_input_units);
+        if too_long {
+            return Err(range_error("input exceeds maxInputChars"));
+        }
+        let input = input_js
+            .as_string()
+            .ok_or_else(|| type_error("input must be a string"))?;
+        let started = self
+            .driver
+            .update(|ladder, now| ladder.start_turn(&turn_id, &input, now))
+            .ok_or_else(|| range_error("the TurnController is busy"))?
+            .map_err(|error| start_error_to_js(&error))?;
+        let still_open = match started {
+            Started::New => {
+                self.io.borrow_mut().turns.insert(
+                    turn_id.clone(),
+                    TurnStrings::new(turn_id_js.clone(), input_js),
+                );
+                true
+            }
+            // Running, or settled with its `Settled` still queued behind a re-entrant call.
+            Started::Existing => self.io.borrow().turns.contains_key(&turn_id),
+        };
+        if !still_open {
+            return Ok(Promise::resolve(&self.record_js(&turn_id)));
+        }
+        let promise = glue::wait_for(&self.waiters, &turn_id_js);
+        driver::pump(self);
+        Ok(promise)
+    }
+
+    fn dispose(self: &Rc<Self>) {
+        driver::dispose(self, |ladder, now| ladder.interrupt_all(now));
+    }
+
+    /// Reads the ladder; a ladder out of reach (never while no JS runs under a borrow) reads as
+    /// the default: nothing may be spoken or started.
+    fn ladder<R: Default>(&self, read: impl FnOnce(&TurnLadder) -> R) -> R {
+        self.driver.read(read).unwrap_or_default()
+    }
+
+    fn record_js(&self, turn_id: &str) -> JsValue {
+        self.driver
+            .read(|ladder| {
+                ladder.turn(turn_id).map(|record| {
+                    record_to_js(record, &TurnStrings::decoded(record), &self.route_names)
+                })
+            })
+            .flatten()
+            .unwrap_or(JsValue::UNDEFINED)
+    }
 
     /// Runs `with` on the JS strings of a turn: the ones held, or decoded from its record.
     fn turn_strings<T>(&self, turn_id: &str, with: impl FnOnce(&TurnStrings) -> T) -> T {
         {
             let io = self.io.borrow();
-            if let Some(turn) = io.turns.get(turn_id) {
-                return with(&turn.strings);
+            if let Some(strings) = io.turns.get(turn_id) {
+                return with(strings);
             }
         }
-        let ladder = self.ladder.borrow();
-        let strings = match ladder.turn(turn_id) {
-            Some(record) => TurnStrings::decoded(record),
-            None => TurnStrings::new(JsValue::from_str(turn_id), JsValue::UNDEFINED),
-        };
+        let strings = self
+            .driver
+            .read(|ladder| ladder.turn(turn_id).map(TurnStrings::decoded))
+            .flatten()
+            .unwrap_or_else(|| TurnStrings::new(JsValue::from_str(turn_id), JsValue::UNDEFINED));
         with(&strings)
     }
 
-    /// Calls `onAcceptedText`/`onRecovery`. A throwing callback is reported as an event and
-    /// changes nothing else: never a recovery, never a second answer (T6).
+    /// Calls `onAcceptedText`/`onRecovery`/`onSentence`. A throwing callback is reported as an
+    /// event and changes nothing else: never a recovery, never a second answer (T6).
+    /// Nothing is called once the controller was freed: the queued work of a turn that had
+    /// already been accepted goes silent with it.
     fn call_back(&self, callback: &Function, name: &str, turn_id: &JsValue, text: &JsValue) {
+        if self.driver.is_disposed() {
+            return;
+        }
         if callback.call2(&JsValue::UNDEFINED, turn_id, text).is_err() {
             if let Some(on_event) = &self.callbacks.on_event {
-                let at = self.clock.now().0 as f64;
+                let at = self.driver.now().0 as f64;
                 let event = glue::callback_error(turn_id, name, at);
                 let _ = on_event.call1(&JsValue::UNDEFINED, &event);
             }
         }
     }
 
-    /// Calls the route with a fresh signal chained to the turn's (T4) and watches its outcome.
+    /// Calls the route with a fresh signal of its own, which the turn's end aborts too (T4), and
+    /// watches its outcome.
     fn start_attempt(
         self: &Rc<Self>,
         turn_id: String,
@@ -411,6 +477,18 @@ impl Shared {
         route: usize,
         history: Option<Vec<Exchange>>,
     ) {
+        // Queued before a re-entrant interrupt, deadline or dispose? Then the route is not called.
+        let still_running = self.ladder(|ladder| {
+            ladder.turn(&turn_id).is_some_and(|record| {
+                record.status == TurnStatus::Running
+                    && record.attempts.iter().any(|attempt| {
+                        attempt.request_id == request_id && attempt.result == AttemptResult::Running
+                    })
+            })
+        });
+        if !still_running || self.driver.is_disposed() {
+            return;
+        }
         let history = history.map_or(JsValue::UNDEFINED, |exchanges| {
             let messages = Array::new();
             for exchange in &exchanges {
@@ -421,23 +499,20 @@ impl Shared {
         let attempt_abort = new_abort_controller();
         let (request, id) = {
             let mut io = self.io.borrow_mut();
-            let Some(turn) = io.turns.get_mut(&turn_id) else {
+            let Some(strings) = io.turns.get_mut(&turn_id) else {
                 return;
             };
-            let number = turn.strings.request_ids.len() + 1;
-            let request_id_js = glue::request_id_of(
-                &turn.strings.turn_id,
-                u32::try_from(number).unwrap_or(u32::MAX),
-            );
-            let signals = Array::of2(&turn.abort.signal(), &attempt_abort.signal());
+            let number = strings.request_ids.len() + 1;
+            let request_id_js =
+                glue::request_id_of(&strings.turn_id, u32::try_from(number).unwrap_or(u32::MAX));
             let request = glue::attempt_request(
                 &request_id_js,
-                &turn.strings.turn_id,
-                &turn.strings.input,
-                &AbortSignal::any(&signals),
+                &strings.turn_id,
+                &strings.input,
+                &attempt_abort.signal(),
                 &history,
             );
-            turn.strings
+            strings
                 .request_ids
                 .push((request_id.clone(), request_id_js));
             let id = io.next_attempt;
@@ -460,6 +535,8 @@ impl Shared {
             Err(error) => {
                 self.on_attempt_report(id, REJECTED, &error);
             }
+            // `watch` never throws: a hostile result (a throwing `then` or `getReader` getter)
+            // comes back through `report` as a rejection.
             Ok(value) => {
                 if !glue::watch(&value, id, &self.report_attempt) {
                     self.on_attempt_report(id, RESOLVED, &value);
@@ -468,63 +545,67 @@ impl Shared {
         }
     }
 
-    /// Hands what a route did to the ladder; the caller pumps. For a chunk, answers whether the
-    /// stream is still wanted.
-    fn on_attempt_report(&self, id: u32, kind: u8, value: &JsValue) -> bool {
+    /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
+    /// is still wanted; a stream that is not is forgotten at once (its reader stops).
+    fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
         let attempt = {
             let io = self.io.borrow();
-            io.attempts.get(&id).map(|attempt| {
-                (
-                    attempt.request_id.clone(),
-                    attempt.turn_id.clone(),
-                    attempt.abort.is_some(),
-                )
-            })
+            io.attempts
+                .get(&id)
+                .map(|attempt| (attempt.request_id.clone(), attempt.turn_id.clone()))
         };
-        let Some((request_id, turn_id, live)) = attempt else {
+        let Some((request_id, turn_id)) = attempt else {
             return false;
         };
-        let now = self.clock.now();
         if kind == CHUNK {
-            let Some(chunk) = value.as_string() else {
-                self.io.borrow_mut().attempts.remove(&id);
-                self.ladder
-                    .borrow_mut()
-                    .on_attempt_result(&request_id, Err(Failure::NoText), now);
-                return false;
-            };
-            self.ladder
-                .borrow_mut()
-                .on_attempt_chunk(&request_id, &chunk, now);
+            match value.as_string() {
+                Some(chunk) => {
+                    driver::input(self, |ladder, now| {
+                        ladder.on_attempt_chunk(&request_id, &chunk, now)
+                    });
+                }
+                None => {
+                    self.io.borrow_mut().forget_attempt(id);
+                    driver::input(self, |ladder, now| {
+                        ladder.on_attempt_result(&request_id, Err(Failure::NoText), now)
+                    });
+                    return false;
+                }
+            }
             // Still wanted while the attempt runs or delivers; a late stream is only read to the
             // first text that marks it late.
-            return live
-                && self
-                    .io
-                    .borrow()
-                    .attempts
-                    .get(&id)
-                    .is_some_and(|a| a.abort.is_some());
+            let wanted = self
+                .io
+                .borrow()
+                .attempts
+                .get(&id)
+                .is_some_and(|attempt| attempt.abort.is_some());
+            if !wanted {
+                self.io.borrow_mut().forget_attempt(id);
+            }
+            return wanted;
         }
-        self.io.borrow_mut().attempts.remove(&id);
+        self.io.borrow_mut().forget_attempt(id);
         match kind {
-            END => self.ladder.borrow_mut().on_stream_end(&request_id, now),
+            END => {
+                driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
+            }
             RESOLVED => {
                 let outcome = text_of(value);
                 if outcome.is_ok() {
-                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
-                        turn.strings.answer = Some((request_id.clone(), value.clone()));
+                    if let Some(strings) = self.io.borrow_mut().turns.get_mut(&turn_id) {
+                        strings.answer = Some((request_id.clone(), value.clone()));
                     }
                 }
-                self.ladder
-                    .borrow_mut()
-                    .on_attempt_result(&request_id, outcome, now);
+                driver::input(self, |ladder, now| {
+                    ladder.on_attempt_result(&request_id, outcome, now)
+                });
             }
             _ => {
                 let failure = failure_from_code(glue::classify_error(value));
-                self.ladder
-                    .borrow_mut()
-                    .on_attempt_result(&request_id, Err(failure), now);
+                driver::input(self, |ladder, now| {
+                    ladder.on_attempt_result(&request_id, Err(failure), now)
+                });
             }
         }
         false
@@ -541,6 +622,10 @@ fn event_turn_id(event: &Event) -> &str {
         | Event::Recovered { turn_id, .. }
         | Event::Cancelled { turn_id, .. } => turn_id,
     }
+}
+
+fn freed() -> JsValue {
+    type_error("the TurnController was freed")
 }
 
 fn start_error_to_js(error: &StartError) -> JsValue {

@@ -67,6 +67,10 @@ pub(crate) fn parse_config(
     config.max_input_chars = usize::try_from(max_input).unwrap_or(usize::MAX);
     let history = options.count("historyLimit", config.history_limit as u64, 1)?;
     config.history_limit = usize::try_from(history).unwrap_or(usize::MAX);
+    let max_answer = options.count("maxAnswerChars", config.max_answer_chars as u64, 1)?;
+    config.max_answer_chars = usize::try_from(max_answer).unwrap_or(usize::MAX);
+    let history_chars = options.count("historyMaxChars", config.history_max_chars as u64, 1)?;
+    config.history_max_chars = usize::try_from(history_chars).unwrap_or(usize::MAX);
     config.first_chunk_timeout_ms =
         options.positive_ms("firstChunkTimeoutMs", config.attempt_timeout_ms)?;
     config.chunk_idle_timeout_ms =

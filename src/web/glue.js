@@ -12,7 +12,7 @@
 const STATUS = ["running", "accepted", "cancelled", "exhausted"];
 const RESULT = ["running", "accepted", "timeout", "error", "cancelled", "late"];
 const REASON = ["exhausted", "deadline", "non_retryable", "persona", "session_budget", "retry_budget"];
-const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled"];
+const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled", "answer_too_long"];
 
 const failureName = (code, httpStatus) => (code === 2 ? `http_${httpStatus}` : FAILURE[code]);
 
@@ -84,40 +84,73 @@ const REJECTED = 1;
 const CHUNK = 2;
 const END = 3;
 
-const isThenable = (value) =>
-  value !== null && (typeof value === "object" || typeof value === "function") && typeof value.then === "function";
+// Every read of an app object below (`then`, `getReader`, `Symbol.asyncIterator`, `next`,
+// `done`, `value`) may throw: each is inside a `try`, and a throw is the attempt's failure.
+
+const isObject = (value) => value !== null && (typeof value === "object" || typeof value === "function");
+
+/** `value.then` when it is a function, read once; throws when the getter does. */
+function thenOf(value) {
+  if (!isObject(value)) return undefined;
+  const then = value.then;
+  return typeof then === "function" ? then : undefined;
+}
+
+const nativeThen = Promise.prototype.then;
 
 const isStream = (value) =>
-  value !== null && typeof value === "object" &&
-  (typeof value.getReader === "function" || typeof value[Symbol.asyncIterator] === "function");
+  isObject(value) && (typeof value.getReader === "function" || typeof value[Symbol.asyncIterator] === "function");
 
 /**
  * Follows what a route's `generate` returned: a promise of text, a stream of text (async iterable
  * or `ReadableStream`), or a promise of a stream. Reports through `report(id, kind, value)`; for a
  * chunk, `report` answers whether to keep reading. False when `value` is plain (not followed).
+ * Never throws: a hostile value is reported as a rejection.
  */
 export function watch(value, id, report) {
-  if (isStream(value)) {
-    readStream(value, id, report);
-    return true;
+  try {
+    if (isStream(value)) {
+      readStream(value, id, report);
+      return true;
+    }
+    const then = thenOf(value);
+    if (then === undefined) return false;
+    // A foreign thenable is adopted through the `then` read once above; one whose `then` throws
+    // is a rejection.
+    const settled = then === nativeThen ? value : new Promise((resolve, reject) => then.call(value, resolve, reject));
+    nativeThen.call(settled,
+      (result) => follow(result, id, report),
+      (error) => report(id, REJECTED, error),
+    );
+  } catch (error) {
+    queueMicrotask(() => report(id, REJECTED, error));
   }
-  if (!isThenable(value)) return false;
-  Promise.resolve(value).then(
-    (result) => (isStream(result) ? readStream(result, id, report) : report(id, RESOLVED, result)),
-    (error) => report(id, REJECTED, error),
-  );
   return true;
 }
 
-async function readStream(stream, id, report) {
-  const iterator = typeof stream.getReader === "function" ? readerIterator(stream) : stream[Symbol.asyncIterator]();
+function follow(result, id, report) {
+  let stream;
   try {
+    stream = isStream(result);
+  } catch (error) {
+    report(id, REJECTED, error);
+    return;
+  }
+  if (stream) readStream(result, id, report);
+  else report(id, RESOLVED, result);
+}
+
+async function readStream(stream, id, report) {
+  let iterator;
+  try {
+    iterator = typeof stream.getReader === "function" ? readerIterator(stream) : stream[Symbol.asyncIterator]();
     for (;;) {
-      const { done, value } = await iterator.next();
-      if (done) break;
-      if (!report(id, CHUNK, value)) {
-        // The attempt ended (timeout, interrupt, another answer): stop a stream that ignores its signal.
-        await iterator.return?.();
+      const step = await iterator.next();
+      if (step.done) break;
+      if (!report(id, CHUNK, step.value)) {
+        // The attempt ended (timeout, interrupt, another answer, the answer bound): stop a stream
+        // that ignores its signal.
+        stopReading(iterator);
         return;
       }
     }
@@ -128,11 +161,19 @@ async function readStream(stream, id, report) {
   report(id, END, undefined);
 }
 
+function stopReading(iterator) {
+  try {
+    Promise.resolve(iterator.return?.()).catch(() => {});
+  } catch {
+    // A throwing `return` leaves nothing to release on this side.
+  }
+}
+
 function readerIterator(stream) {
   const reader = stream.getReader();
   return {
     next: () => reader.read(),
-    return: () => reader.cancel().then(() => ({ done: true, value: undefined })),
+    return: () => reader.cancel(),
   };
 }
 
@@ -152,15 +193,20 @@ export function resolveWaiters(waiters, turnId, record) {
   for (const resolve of list) resolve(record);
 }
 
-/** How a route's rejection maps onto the ladder: [failure code, http status] (see classify in controller.rs). */
+/** How a route's rejection maps onto the ladder (see `failure_from_code` in report.rs). A throwing
+ * getter on the error counts as a plain route error. */
 export function classifyError(error) {
-  const isObject = error !== null && (typeof error === "object" || typeof error === "function");
-  if (isObject && error.retryable === false) return 4;
-  const status = isObject ? error.status : undefined;
-  if (Number.isInteger(status) && status >= 100 && status <= 599) return 1000 + status;
-  const name = isObject ? error.name : undefined;
-  if (name === "TimeoutError") return 0;
-  if (name === "TypeError" || name === "NetworkError") return 1;
+  try {
+    if (!isObject(error)) return 3;
+    if (error.retryable === false) return 4;
+    const status = error.status;
+    if (Number.isInteger(status) && status >= 100 && status <= 599) return 1000 + status;
+    const name = error.name;
+    if (name === "TimeoutError") return 0;
+    if (name === "TypeError" || name === "NetworkError") return 1;
+  } catch {
+    // fall through
+  }
   return 3;
 }
 

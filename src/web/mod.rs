@@ -8,6 +8,7 @@ mod clock;
 pub mod controller;
 mod controller_options;
 mod convert;
+mod driver;
 mod glue;
 mod js_object;
 pub mod microphone;

@@ -238,6 +238,7 @@ fn failure_code(failure: Option<Failure>) -> (i32, u16) {
         Some(Failure::Threw { retryable: false }) => (4, 0),
         Some(Failure::NoText) => (5, 0),
         Some(Failure::Stalled) => (6, 0),
+        Some(Failure::AnswerTooLong) => (7, 0),
     }
 }
 

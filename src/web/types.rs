@@ -50,7 +50,7 @@ export interface Attempt {
   startedAt: number;
   finishedAt?: number;
   result: AttemptResult;
-  /** `"timeout" | "network" | "http_<status>" | "route_error" | "route_error_non_retryable" | "no_text" | "stalled"` */
+  /** `"timeout" | "network" | "http_<status>" | "route_error" | "route_error_non_retryable" | "no_text" | "stalled" | "answer_too_long"` */
   error?: string;
 }
 
@@ -101,6 +101,10 @@ export interface TurnControllerOptions {
   maxInputChars?: number;
   /** Settled turn records kept. Default 1000. */
   historyLimit?: number;
+  /** Longest answer in characters: a longer one is cut at its last complete sentence within it, its stream aborted, and the turn accepted with what went out. Default 4000. */
+  maxAnswerChars?: number;
+  /** Most history (user + assistant `content`, in characters) handed to a `shareHistory` route; the oldest exchanges are left out first. Default 16000. */
+  historyMaxChars?: number;
   /** Retry throttling across turns (gRPC style): fallbacks only while tokens > maxTokens / 2. Defaults 10 and 1. */
   retryBudget?: { maxTokens?: number; tokenRatio?: number };
   /** Which fallbacks are automatic: any route, only one with the first route's persona, or none. Default "any". */

@@ -19,14 +19,14 @@ export const CHROMIUM_ARGS = [
   "--use-fake-ui-for-media-stream",
 ];
 
-export async function launchChromium() {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+export async function launchChromium(extraArgs = []) {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 }
 
-/** Starts the dev stack and Chromium; `close()` ends both. */
-export async function startE2e() {
+/** Starts the dev stack and Chromium (with `extraArgs`); `close()` ends both. */
+export async function startE2e(extraArgs = []) {
   const stack = await startDevStack({ port: 0 });
-  const browser = await launchChromium();
+  const browser = await launchChromium(extraArgs);
   return {
     stack,
     browser,

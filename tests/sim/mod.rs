@@ -74,6 +74,8 @@ pub struct Sim {
     pub events: Vec<Event>,
     /// Sentences handed to TTS, with their turn, when `may_speak` allowed them.
     pub sentences: Vec<(String, String)>,
+    /// Every `Sentence` action the ladder emitted, in order, allowed or not.
+    pub emitted_sentences: Vec<(String, String)>,
     pub aborted_attempts: Vec<String>,
     pub aborted_turns: Vec<String>,
     /// Route replies due, by time, in arrival order.
@@ -98,6 +100,7 @@ impl Sim {
             settled: Vec::new(),
             events: Vec::new(),
             sentences: Vec::new(),
+            emitted_sentences: Vec::new(),
             aborted_attempts: Vec::new(),
             aborted_turns: Vec::new(),
             pending: BTreeMap::new(),
@@ -169,6 +172,7 @@ impl Sim {
                     }
                 }
                 Action::Sentence { turn_id, text } => {
+                    self.emitted_sentences.push((turn_id.clone(), text.clone()));
                     if self.ladder.may_speak(&turn_id) {
                         self.sentences.push((turn_id, text));
                     }
