@@ -4,6 +4,7 @@
 // disposable.ts, for projects with `esnext.disposable`.
 import init, {
   TurnController,
+  type AttemptError,
   type Route,
   type TurnControllerOptions,
   type TurnEvent,
@@ -59,6 +60,12 @@ new TurnController([{ name: "broken" }], options);
 // @ts-expect-error status is a closed set
 const wrong: TurnRecord["status"] = "done";
 console.log(wrong);
+const failure: AttemptError | undefined = record.attempts[0]?.error;
+const httpFailure: AttemptError = "http_503";
+console.log(failure, httpFailure);
+// @ts-expect-error errors are codes, never messages
+const message: AttemptError = "HTTP 503";
+console.log(message);
 
 // Streaming routes, personas and the reconnect policy.
 import {
