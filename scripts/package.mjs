@@ -5,8 +5,10 @@
 // - pkg/package.json is the publish manifest: the root manifest's public fields with the `pkg/`
 //   prefix dropped, and no scripts or dev dependencies (they point at files a consumer never gets).
 //
-// `npm pack pkg/` (or `npm publish pkg/`) packs exactly the root manifest's `files`.
+// `npm pack pkg/` (or `npm publish pkg/`) packs exactly the root manifest's `files`; the packed
+// size is printed last.
 
+import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 const root = new URL("../", import.meta.url);
@@ -79,3 +81,9 @@ for (const file of source.files) {
 }
 copyFileSync(new URL("README.md", root), new URL("README.md", pkg));
 writeFileSync(new URL("package.json", pkg), `${JSON.stringify(manifest(source), null, 2)}\n`);
+
+const [pack] = JSON.parse(
+  execFileSync("npm", ["pack", "./pkg", "--dry-run", "--json", "--loglevel=error"], { cwd: root, encoding: "utf8" }),
+);
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+console.log(`size: package ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked, ${pack.entryCount} files`);
