@@ -63,6 +63,12 @@ const pageUrl = (base, path = "") => `${base}${path}?llm=${encodeURIComponent(st
 // The failing primary's HTTP 500 shows as a failed resource in the console; nothing else may fail.
 const ALLOWED = [/status of 500/];
 
+/** The Vite apps run one turn on the page and one in a module worker. */
+function assertPageAndWorker(result) {
+  assertOneTurn(result.page);
+  assertOneTurn(result.worker);
+}
+
 function assertOneTurn(result) {
   assert.equal(result.status, "accepted");
   assert.equal(result.attempts, "primary:error fallback:accepted");
@@ -181,13 +187,13 @@ async function withVite(dir, args, fn) {
   }
 }
 
-test("Vite 8: build + preview, and the dev server, with no turnguard settings", async (t) => {
+test("Vite 8, page and module worker: build + preview, and the dev server, with no turnguard settings", async (t) => {
   const dir = await project(t, "vite8");
   await run(process.execPath, ["node_modules/vite/bin/vite.js", "build"], { cwd: dir });
   await t.test("build + preview", () =>
-    withVite(dir, ["preview"], async (url) => assertOneTurn(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
+    withVite(dir, ["preview"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
   await t.test("dev", () =>
-    withVite(dir, ["--force"], async (url) => assertOneTurn(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
+    withVite(dir, ["--force"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
 });
 
 /** The `vite.config.js` the README's Vite section gives, as written (a list item's block, indented). */
@@ -199,14 +205,14 @@ function readmeViteConfig() {
   return match[2].replace(new RegExp(`^${match[1]}`, "gm"), "");
 }
 
-test("Vite 6 with the README's settings: dev, and build + preview", async (t) => {
+test("Vite 6 with the README's settings, page and module worker: dev, and build + preview", async (t) => {
   const dir = await project(t, "vite6");
   writeFileSync(`${dir}vite.config.js`, readmeViteConfig());
   await t.test("dev", () =>
-    withVite(dir, ["--force"], async (url) => assertOneTurn(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
+    withVite(dir, ["--force"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
   await run(process.execPath, ["node_modules/vite/bin/vite.js", "build"], { cwd: dir });
   await t.test("build + preview", () =>
-    withVite(dir, ["preview"], async (url) => assertOneTurn(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
+    withVite(dir, ["preview"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
 });
 
 test("webpack 5: a production build, served under the strict CSP", async (t) => {

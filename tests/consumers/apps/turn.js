@@ -33,5 +33,14 @@ export function report(work) {
   );
 }
 
+/** Runs `oneTurn` in `worker` (whose module answers a posted dev stack URL with the outcome). */
+export function turnInWorker(worker, llm) {
+  return new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }) => (data.ok ? resolve(data.result) : reject(new Error(data.error)));
+    worker.onerror = (event) => reject(new Error(`worker error: ${event.message}`));
+    worker.postMessage(llm);
+  });
+}
+
 /** The dev stack's URL, from the page's `?llm=` parameter. */
 export const llmFromPage = () => new URL(location.href).searchParams.get("llm");
