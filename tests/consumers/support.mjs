@@ -4,7 +4,7 @@
 
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
@@ -160,8 +160,4 @@ export async function resultOfPage(browser, url, { allowErrors = [] } = {}) {
   } finally {
     await page.close();
   }
-}
-
-export function readJson(path) {
-  return JSON.parse(readFileSync(path, "utf8"));
 }

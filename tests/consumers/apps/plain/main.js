@@ -2,4 +2,8 @@
 import init, * as turnguard from "./node_modules/turnguard/turnguard.js";
 import { llmFromPage, oneTurn, report } from "./turn.js";
 
-report(init().then(() => oneTurn(turnguard, llmFromPage())));
+report(
+  init()
+    .then(() => oneTurn(turnguard, llmFromPage()))
+    .then((result) => ({ ...result, inlineScriptRan: window.__inlineRan === true })),
+);
