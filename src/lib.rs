@@ -65,5 +65,10 @@
 
 pub mod core;
 
+// Talc instead of the default dlmalloc: smaller and faster on wasm32 (see the README).
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 #[cfg(target_arch = "wasm32")]
 pub mod web;

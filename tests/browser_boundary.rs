@@ -34,5 +34,6 @@ scenarios! {
     hostile_route_results_are_attempt_failures => "hostileRouteResultsAreAttemptFailures",
     works_without_abort_signal_any => "worksWithoutAbortSignalAny",
     streams_that_ignore_their_signal_release_everything => "streamsThatIgnoreTheirSignalReleaseEverything",
+    endless_and_huge_answers_are_cut_at_max_answer_chars => "endlessAndHugeAnswersAreCutAtMaxAnswerChars",
     oversize_input_is_refused_before_it_is_copied => "oversizeInputIsRefusedBeforeItIsCopied",
 }

@@ -8,7 +8,7 @@ use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::glue;
-use crate::web::report::{event_to_js, failure_from_code, record_to_js, TurnStrings};
+use crate::web::report::{event_to_js, failure_from_code, record_to_js, Answer, TurnStrings};
 use js_sys::{Array, Function, JsString, Map, Promise};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -42,10 +42,15 @@ struct AttemptIo {
     abort: Option<AbortController>,
 }
 
+/// A running turn's JS strings and its live attempts (at most `maxAttemptsPerTurn`).
+struct TurnIo {
+    strings: TurnStrings,
+    live: Vec<u32>,
+}
+
 #[derive(Default)]
 struct Io {
-    /// The JS strings of each running turn.
-    turns: HashMap<String, TurnStrings>,
+    turns: HashMap<String, TurnIo>,
     attempts: HashMap<u32, AttemptIo>,
     /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
     ended: VecDeque<u32>,
@@ -56,7 +61,11 @@ impl Io {
     /// Ends an attempt's I/O: its controller is returned (to abort) and it is kept only to
     /// record a late answer, within the bound.
     fn end_attempt(&mut self, id: u32) -> Option<AbortController> {
-        let controller = self.attempts.get_mut(&id)?.abort.take()?;
+        let attempt = self.attempts.get_mut(&id)?;
+        let controller = attempt.abort.take()?;
+        if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
+            turn.live.retain(|&live| live != id);
+        }
         self.ended.push_back(id);
         while self.ended.len() > LATE_ATTEMPTS_KEPT {
             if let Some(oldest) = self.ended.pop_front() {
@@ -68,17 +77,39 @@ impl Io {
 
     /// Forgets an attempt whose route is done (settled, or told to stop reading).
     fn forget_attempt(&mut self, id: u32) {
-        if self.attempts.remove(&id).is_some() {
+        let Some(attempt) = self.attempts.remove(&id) else {
+            return;
+        };
+        if attempt.abort.is_some() {
+            if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
+                turn.live.retain(|&live| live != id);
+            }
+        } else {
             self.ended.retain(|&ended| ended != id);
         }
     }
 
-    fn live_attempts_of(&self, turn_id: &str) -> Vec<u32> {
-        self.attempts
-            .iter()
-            .filter(|(_, attempt)| attempt.abort.is_some() && attempt.turn_id == turn_id)
-            .map(|(&id, _)| id)
+    /// Ends every live attempt of a turn; their controllers are returned.
+    fn end_attempts_of(&mut self, turn_id: &str) -> Vec<AbortController> {
+        let live = self
+            .turns
+            .get_mut(turn_id)
+            .map(|turn| std::mem::take(&mut turn.live))
+            .unwrap_or_default();
+        live.into_iter()
+            .filter_map(|id| self.end_attempt(id))
             .collect()
+    }
+
+    /// The live attempt of a turn with this request id (`"<turnId>:attempt:<n>"`, T13).
+    fn live_attempt(&self, request_id: &str) -> Option<u32> {
+        let (turn_id, _) = request_id.rsplit_once(":attempt:")?;
+        let turn = self.turns.get(turn_id)?;
+        turn.live.iter().copied().find(|id| {
+            self.attempts
+                .get(id)
+                .is_some_and(|attempt| attempt.request_id == request_id)
+        })
     }
 }
 
@@ -104,6 +135,8 @@ struct Shared {
     /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
     /// longer input is refused before it is copied into wasm.
     max_input_units: u32,
+    /// The most UTF-16 code units of route text that the ladder can read for one answer.
+    max_answer_units: u32,
     io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
     waiters: Map,
@@ -141,6 +174,8 @@ impl TurnController {
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
+        let max_answer_units =
+            u32::try_from(config.answer_read_chars().saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let on_report = weak.clone();
@@ -157,6 +192,7 @@ impl TurnController {
                 callbacks,
                 recovery_text,
                 max_input_units,
+                max_answer_units,
                 io: RefCell::new(Io::default()),
                 waiters: Map::new(),
                 report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
@@ -292,11 +328,7 @@ impl Shell for Shared {
             Action::AbortAttempt { request_id } => {
                 let controller = {
                     let mut io = self.io.borrow_mut();
-                    let id = io
-                        .attempts
-                        .iter()
-                        .find(|(_, attempt)| attempt.request_id == request_id)
-                        .map(|(&id, _)| id);
+                    let id = io.live_attempt(&request_id);
                     id.and_then(|id| io.end_attempt(id))
                 };
                 if let Some(controller) = controller {
@@ -306,13 +338,7 @@ impl Shell for Shared {
             Action::AbortTurn { turn_id } => {
                 // The turn's end aborts each of its live attempts: the chain of T4, kept by the
                 // shell itself rather than by `AbortSignal.any` (missing in older browsers).
-                let controllers: Vec<AbortController> = {
-                    let mut io = self.io.borrow_mut();
-                    let ids = io.live_attempts_of(&turn_id);
-                    ids.into_iter()
-                        .filter_map(|id| io.end_attempt(id))
-                        .collect()
-                };
+                let controllers = self.io.borrow_mut().end_attempts_of(&turn_id);
                 for controller in &controllers {
                     abort(controller, "AbortError", "turnguard: turn ended");
                 }
@@ -339,19 +365,16 @@ impl Shell for Shared {
                 self.call_back(callback, "onRecovery", &turn_js, &self.recovery_text);
             }
             Action::Settled(record) => {
-                let (strings, controllers) = {
+                let (turn, controllers) = {
                     let mut io = self.io.borrow_mut();
-                    let ids = io.live_attempts_of(&record.turn_id);
-                    let controllers: Vec<AbortController> = ids
-                        .into_iter()
-                        .filter_map(|id| io.end_attempt(id))
-                        .collect();
+                    let controllers = io.end_attempts_of(&record.turn_id);
                     (io.turns.remove(&record.turn_id), controllers)
                 };
                 // An attempt still live at the end of its turn (a committed stream that
                 // ended) has nothing left to abort: its controller is just released.
                 drop(controllers);
-                let strings = strings.unwrap_or_else(|| TurnStrings::decoded(&record));
+                let strings =
+                    turn.map_or_else(|| TurnStrings::decoded(&record), |turn| turn.strings);
                 let record_js = record_to_js(&record, &strings, &self.route_names);
                 glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
             }
@@ -399,7 +422,10 @@ impl Shared {
             Started::New => {
                 self.io.borrow_mut().turns.insert(
                     turn_id.clone(),
-                    TurnStrings::new(turn_id_js.clone(), input_js),
+                    TurnIo {
+                        strings: TurnStrings::new(turn_id_js.clone(), input_js),
+                        live: Vec::new(),
+                    },
                 );
                 true
             }
@@ -439,8 +465,8 @@ impl Shared {
     fn turn_strings<T>(&self, turn_id: &str, with: impl FnOnce(&TurnStrings) -> T) -> T {
         {
             let io = self.io.borrow();
-            if let Some(strings) = io.turns.get(turn_id) {
-                return with(strings);
+            if let Some(turn) = io.turns.get(turn_id) {
+                return with(&turn.strings);
             }
         }
         let strings = self
@@ -499,9 +525,12 @@ impl Shared {
         let attempt_abort = new_abort_controller();
         let (request, id) = {
             let mut io = self.io.borrow_mut();
-            let Some(strings) = io.turns.get_mut(&turn_id) else {
+            let id = io.next_attempt;
+            let Some(turn) = io.turns.get_mut(&turn_id) else {
                 return;
             };
+            turn.live.push(id);
+            let strings = &mut turn.strings;
             let number = strings.request_ids.len() + 1;
             let request_id_js =
                 glue::request_id_of(&strings.turn_id, u32::try_from(number).unwrap_or(u32::MAX));
@@ -515,8 +544,7 @@ impl Shared {
             strings
                 .request_ids
                 .push((request_id.clone(), request_id_js));
-            let id = io.next_attempt;
-            io.next_attempt = io.next_attempt.wrapping_add(1);
+            io.next_attempt = id.wrapping_add(1);
             io.attempts.insert(
                 id,
                 AttemptIo {
@@ -545,6 +573,16 @@ impl Shared {
         }
     }
 
+    /// A route's text, cut on the JS side to what `maxAnswerChars` can use before it is copied
+    /// into wasm: a 64 MiB chunk costs a 16 KiB copy. `None` when it is not a string.
+    fn bounded_text(&self, value: &JsValue) -> Option<JsValue> {
+        let text = value.dyn_ref::<JsString>()?;
+        if text.length() <= self.max_answer_units {
+            return Some(value.clone());
+        }
+        Some(text.slice(0, self.max_answer_units).into())
+    }
+
     /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
     /// is still wanted; a stream that is not is forgotten at once (its reader stops).
     fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
@@ -558,7 +596,11 @@ impl Shared {
             return false;
         };
         if kind == CHUNK {
-            match value.as_string() {
+            match self
+                .bounded_text(value)
+                .as_ref()
+                .and_then(JsValue::as_string)
+            {
                 Some(chunk) => {
                     driver::input(self, |ladder, now| {
                         ladder.on_attempt_chunk(&request_id, &chunk, now)
@@ -591,10 +633,18 @@ impl Shared {
                 driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
             }
             RESOLVED => {
-                let outcome = text_of(value);
-                if outcome.is_ok() {
-                    if let Some(strings) = self.io.borrow_mut().turns.get_mut(&turn_id) {
-                        strings.answer = Some((request_id.clone(), value.clone()));
+                let bounded = self.bounded_text(value);
+                let outcome = bounded
+                    .as_ref()
+                    .and_then(JsValue::as_string)
+                    .ok_or(Failure::NoText);
+                if let (Ok(text), Some(js)) = (&outcome, bounded) {
+                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
+                        turn.strings.answer = Some(Answer {
+                            request_id: request_id.clone(),
+                            text: text.clone(),
+                            js,
+                        });
                     }
                 }
                 driver::input(self, |ladder, now| {
@@ -643,9 +693,4 @@ fn abort(controller: &AbortController, name: &str, message: &str) {
         Ok(reason) => controller.abort_with_reason(&reason),
         Err(_) => controller.abort(),
     }
-}
-
-/// What a route resolved to: text, or `NoText` for anything else (never reaches TTS).
-fn text_of(value: &JsValue) -> Result<String, Failure> {
-    value.as_string().ok_or(Failure::NoText)
 }

@@ -7,14 +7,21 @@ use crate::web::glue;
 use js_sys::Array;
 use wasm_bindgen::JsValue;
 
+/// A whole answer as a route returned it.
+pub(crate) struct Answer {
+    pub(crate) request_id: String,
+    pub(crate) text: String,
+    pub(crate) js: JsValue,
+}
+
 /// The JS strings of one turn, kept so that building its objects decodes nothing again.
 pub(crate) struct TurnStrings {
     pub(crate) turn_id: JsValue,
     pub(crate) input: JsValue,
     /// Request ids and their JS strings, in attempt order.
     pub(crate) request_ids: Vec<(String, JsValue)>,
-    /// The answer text as JS handed it back, with the request id that produced it.
-    pub(crate) answer: Option<(String, JsValue)>,
+    /// The answer as JS handed it back, with the request id that produced it and its text.
+    pub(crate) answer: Option<Answer>,
 }
 
 impl TurnStrings {
@@ -42,10 +49,13 @@ impl TurnStrings {
             .map_or_else(|| JsValue::from_str(request_id), |(_, js)| js.clone())
     }
 
-    /// The accepted answer as a JS string: the one JS returned, or `text` decoded.
+    /// The accepted answer as a JS string: the one JS returned when the ladder delivered it
+    /// unchanged, or `text` encoded (a cut or re-spaced answer).
     pub(crate) fn answer(&self, request_id: &str, text: &str) -> JsValue {
         match &self.answer {
-            Some((id, js)) if id == request_id => js.clone(),
+            Some(answer) if answer.request_id == request_id && answer.text == text => {
+                answer.js.clone()
+            }
             _ => JsValue::from_str(text),
         }
     }
