@@ -14,6 +14,13 @@ cargo clippy --quiet --lib --target wasm32-unknown-unknown -- -D warnings
 step "native: cargo test"
 cargo test --quiet
 
+# The same scenario and property suites of the core on wasm32 (32-bit usize, wasm float
+# formatting and allocation), under wasm-bindgen-test in Node: no browser needed. The files alias
+# `wasm_bindgen_test` as `test` under wasm; proptest runs there too (turn_properties with fewer cases).
+step "wasm: core suites in Node"
+core_suites=$(ls tests/*.rs | xargs -n1 basename | sed 's/\.rs$//' | grep -v '^browser_')
+cargo test --target wasm32-unknown-unknown $(printf -- '--test %s ' $core_suites)
+
 # The browser suites talk to the dev stack (mock LLM, STT, TTS) on a fixed loopback port, which
 # the test crates read at compile time (TURNGUARD_DEVSTACK_URL).
 export TURNGUARD_DEVSTACK_PORT="${TURNGUARD_DEVSTACK_PORT:-47831}"
@@ -80,3 +87,6 @@ node --test tests/e2e/ www/
 
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs
+
+step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc"
+node --test tests/consumers/

@@ -43,4 +43,6 @@ scenarios! {
     request_bodies_carry_model_prompt_and_history_only_where_shared => "requestBodiesCarryModelPromptAndHistoryOnlyWhereShared",
     bad_route_options_throw_named_errors => "badRouteOptionsThrowNamedErrors",
     async_iterable_routes_stream_and_fallback_policies_apply => "asyncIterableRoutesStreamAndFallbackPoliciesApply",
+    endless_stream_is_cut_at_max_answer_chars => "endlessStreamIsCutAtMaxAnswerChars",
+    history_stays_under_history_max_chars => "historyStaysUnderHistoryMaxChars",
 }

@@ -1,5 +1,7 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R4).
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
 use turnguard::core::backoff::Jitter;

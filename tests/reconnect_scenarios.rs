@@ -1,5 +1,7 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! One named scenario per test for the reconnect policy (rule L3, R1–R4).
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use turnguard::core::backoff::Jitter;
 use turnguard::core::reconnect::{

@@ -1,6 +1,8 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! Ten minutes of a misbehaving server in virtual time: how many provisions and connections the
 //! reconnect policy lets through (rule L3). Run with `--nocapture` to see the counts.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use turnguard::core::backoff::Jitter;
 use turnguard::core::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};

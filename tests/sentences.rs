@@ -1,5 +1,7 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! The sentence splitter: one named case per rule, and chunking that changes nothing.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
 use turnguard::core::sentences::SentenceSplitter;

@@ -1,6 +1,8 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! The SSE parser and the chat-stream decoder over named streams, every split of them, random
 //! streams of random text, and random bytes.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
 use turnguard::core::sse::{ChatDelta, ChatStreamDecoder, SseEvent, SseParser, StreamError};

@@ -1,7 +1,9 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! Invariants of the live transcriber core over arbitrary schedules (L3, L4, R4): the audio
 //! buffer never exceeds its bound, audio reaches the server in the order it was given, every frame
 //! is accounted for, and nothing connects or provisions after the app detached.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
 use turnguard::core::backoff::Jitter;

@@ -1,5 +1,7 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! One named scenario per test for the live transcriber core (L1–L6), in virtual time.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use turnguard::core::backoff::Jitter;
 use turnguard::core::gladia::MessageView;
@@ -632,7 +634,7 @@ fn unacknowledged_audio_is_sent_again_after_a_drop() {
     d.message(ack(640));
     d.close(1006);
     d.step();
-    assert_eq!(sent(&d.open()), [], "all acknowledged");
+    assert_eq!(sent(&d.open()), [0u32; 0], "all acknowledged");
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! Bounded answers and prompts (rules T15, T16), in virtual time.
-#![cfg(not(target_arch = "wasm32"))]
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 mod sim;
 
@@ -202,4 +204,35 @@ fn an_exchange_longer_than_history_max_chars_alone_is_never_sent() {
     assert_eq!(kept(1), ["a"]);
     assert!(kept(2).is_empty(), "the newest alone does not fit: nothing");
     assert_eq!(kept(3), ["b"], "and it never comes back whole");
+}
+
+#[test]
+fn text_cut_to_answer_read_chars_by_the_shell_ends_the_same_way() {
+    let mut config = Sim::config(5_000, 2_000);
+    config.max_answer_chars = 100;
+    let read = config.answer_read_chars();
+    let outcome = |text: String, stream: bool| {
+        let mut sim = Sim::new(config.clone(), move |_| match stream {
+            true => Reply::Stream(vec![(10, text.clone())], None),
+            false => ok(10, &text),
+        });
+        sim.start("t1", "hi");
+        sim.drive(100);
+        (sim.spoken, sim.sentences, sim.aborted_attempts)
+    };
+    let texts = [
+        "Word after word. ".repeat(1_000),
+        "🙂 Smile. ".repeat(1_000),
+        "no sentence end at all ".repeat(1_000),
+    ];
+    for text in texts {
+        let cut: String = text.chars().take(read).collect();
+        for stream in [true, false] {
+            assert_eq!(
+                outcome(text.clone(), stream),
+                outcome(cut.clone(), stream),
+                "stream: {stream}"
+            );
+        }
+    }
 }

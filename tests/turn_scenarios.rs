@@ -1,5 +1,7 @@
 //! The turn ladder's named scenarios, in virtual time (rules T2–T10).
-#![cfg(not(target_arch = "wasm32"))]
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 mod sim;
 

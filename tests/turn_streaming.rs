@@ -1,6 +1,8 @@
 //! Streaming answers, sentence delivery, fallback policies and history in the turn ladder
 //! (rules T11, T12), in virtual time.
-#![cfg(not(target_arch = "wasm32"))]
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 mod sim;
 

@@ -93,6 +93,18 @@ impl TurnConfig {
     /// and answer.
     pub const DEFAULT_HISTORY_MAX_CHARS: usize = 16_000;
 
+    /// Characters of a route's text read past `max_answer_chars`, so that a sentence ending right
+    /// at the bound (`3.` of `3.5`, a period before a lowercase word) can be told apart (T15).
+    pub const ANSWER_LOOKAHEAD_CHARS: usize = 64;
+
+    /// The most of a route's text the ladder reads for one answer, in Unicode scalar values. A
+    /// shell may cut a longer chunk or answer to this many before handing it over: the outcome
+    /// is the same, and a huge text is never copied whole.
+    pub fn answer_read_chars(&self) -> usize {
+        self.max_answer_chars
+            .saturating_add(Self::ANSWER_LOOKAHEAD_CHARS)
+    }
+
     /// A configuration with the default limits.
     pub fn new(routes: Vec<RouteSpec>, recovery_text: impl Into<String>) -> Self {
         TurnConfig {

@@ -135,7 +135,7 @@ struct Shared {
     /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
     /// longer input is refused before it is copied into wasm.
     max_input_units: u32,
-    /// The most UTF-16 code units of route text that `maxAnswerChars` scalar values can need.
+    /// The most UTF-16 code units of route text that the ladder can read for one answer.
     max_answer_units: u32,
     io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
@@ -175,7 +175,7 @@ impl TurnController {
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
         let max_answer_units =
-            u32::try_from(config.max_answer_chars.saturating_mul(2)).unwrap_or(u32::MAX);
+            u32::try_from(config.answer_read_chars().saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let on_report = weak.clone();
@@ -345,8 +345,29 @@ impl Shell for Shared {
                     let id = io.live_attempt(&request_id);
                     id.and_then(|id| io.end_attempt(id))
                 };
+                // An attempt ends early for two reasons: its timeout, or an answer cut at
+                // `maxAnswerChars` (T15); the abort reason says which.
+                let cut = self.ladder(|ladder| {
+                    let turn_id = request_id.rsplit_once(":attempt:").map(|(turn, _)| turn);
+                    turn_id
+                        .and_then(|turn_id| ladder.turn(turn_id))
+                        .is_some_and(|record| {
+                            record.attempts.iter().any(|attempt| {
+                                attempt.request_id == request_id
+                                    && attempt.error == Some(Failure::AnswerTooLong)
+                            })
+                        })
+                });
                 if let Some(controller) = controller {
-                    abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    if cut {
+                        abort(
+                            &controller,
+                            "AbortError",
+                            "turnguard: answer reached maxAnswerChars",
+                        );
+                    } else {
+                        abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    }
                 }
             }
             Action::AbortTurn { turn_id } => {

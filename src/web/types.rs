@@ -42,6 +42,10 @@ export type TurnStatus = "running" | "accepted" | "cancelled" | "exhausted";
 export type AttemptResult = "running" | "accepted" | "timeout" | "error" | "cancelled" | "late";
 export type RecoveryReason =
   | "exhausted" | "deadline" | "non_retryable" | "persona" | "session_budget" | "retry_budget";
+/** Why an attempt failed (the `FAILURE` table in glue.js); HTTP failures carry their status. */
+export type AttemptError =
+  | "timeout" | "network" | `http_${number}` | "route_error" | "route_error_non_retryable"
+  | "no_text" | "stalled" | "answer_too_long";
 
 /** One LLM call inside a turn. Times are epoch milliseconds. */
 export interface Attempt {
@@ -50,8 +54,7 @@ export interface Attempt {
   startedAt: number;
   finishedAt?: number;
   result: AttemptResult;
-  /** `"timeout" | "network" | "http_<status>" | "route_error" | "route_error_non_retryable" | "no_text" | "stalled" | "answer_too_long"` */
-  error?: string;
+  error?: AttemptError;
 }
 
 /** One user turn. Times are epoch milliseconds. */
@@ -71,7 +74,7 @@ export interface TurnRecord {
 export type TurnEvent =
   | { type: "turn_started"; turnId: string; at: number }
   | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number }
-  | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: string; durationMs: number }
+  | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: AttemptError; durationMs: number }
   | { type: "committed"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }

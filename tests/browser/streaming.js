@@ -246,6 +246,64 @@ const scenarios = {
     assertEq([noneRecord.attempts.length, noneRecord.recoveryReason], [1, "exhausted"], "none: no fallback at all");
     none.free();
   },
+
+  async endlessStreamIsCutAtMaxAnswerChars(make, chatRoute, base) {
+    // A real fetch of a 10 000-token stream: cut at the bound, and the server sees the abort.
+    const before = (await stats(base)).llm.scenarios.ok?.aborted ?? 0;
+    const tts = listener();
+    const controller = make([chatRoute({ name: "primary", url: llm(base, "ok", "?tokens=10000&tokenMs=2"), model: "m" })], {
+      recoveryText: RECOVERY, maxAnswerChars: 300, ...tts,
+    });
+    const record = await controller.run("e1", "go on for ever");
+    assertEq(record.status, "accepted", "an endless answer ends accepted");
+    assertEq(record.attempts.map((a) => [a.result, a.error]), [["accepted", "answer_too_long"]], "cut at the bound");
+    const length = [...record.acceptedText].length;
+    assert(length <= 300 && length > 200, `cut at the last sentence within 300 characters (${length})`);
+    assert(record.acceptedText.endsWith("."), "at a sentence end");
+    assertEq(tts.heard.answers, [record.acceptedText], "onAcceptedText once, with the delivered text");
+    assertEq(tts.heard.sentences.join(" "), record.acceptedText, "the sentences delivered are the answer");
+    let aborted = before;
+    for (let i = 0; i < 40 && aborted === before; i++) {
+      await sleep(50);
+      aborted = (await stats(base)).llm.scenarios.ok?.aborted ?? 0;
+    }
+    assert(aborted > before, "the server saw the request aborted: the provider stops");
+    controller.free();
+  },
+
+  async historyStaysUnderHistoryMaxChars(make) {
+    // Each exchange is a 30-character input and a 20-character answer: 50 characters.
+    const seen = [];
+    const route = {
+      name: "primary",
+      shareHistory: true,
+      generate: ({ turnId, history }) => {
+        seen.push(history);
+        return `Answer for turn ${turnId.padStart(3, "0")}.`;
+      },
+    };
+    const controller = make([route], { recoveryText: RECOVERY, historyMaxChars: 120, onAcceptedText() {}, onRecovery() {} });
+    for (let turn = 0; turn < 6; turn++) {
+      const input = `question number ${turn}`.padEnd(30, ".");
+      const record = await controller.run(`${turn}`, input);
+      assertEq([...record.acceptedText].length, 20, "a 20-character answer");
+    }
+    seen.forEach((history, call) => {
+      const size = history.reduce((sum, message) => sum + [...message.content].length, 0);
+      assert(size <= 120, `call ${call}: history of ${size} characters is within historyMaxChars`);
+      const users = history.filter((m) => m.role === "user").map((m) => m.content.slice(0, 17));
+      const newest = Array.from({ length: Math.min(call, 2) }, (_, i) => `question number ${call - Math.min(call, 2) + i}`);
+      assertEq(users.map((u) => u.replace(/\.+$/, "")), newest, `call ${call}: the newest two exchanges, oldest dropped first`);
+    });
+    let caught;
+    try {
+      make([route], { recoveryText: RECOVERY, historyMaxChars: 0, onAcceptedText() {}, onRecovery() {} });
+    } catch (error) {
+      caught = error;
+    }
+    assert(caught instanceof RangeError && /historyMaxChars/.test(caught.message), `historyMaxChars: 0 → ${caught}`);
+    controller.free();
+  },
 };
 
 export async function runScenario(name, make, chatRoute, base) {

@@ -3,9 +3,10 @@
 //!
 //! The bound is on the answer's text as the route sent it, in Unicode scalar values. A sentence
 //! goes out only if it ends (white space aside) within the first `max_answer_chars` characters.
-//! Once the text passes the bound, at most [`LOOKAHEAD_CHARS`] more are read — enough for the
-//! sentence splitter to tell whether a sentence ends right at the bound — and the answer is cut:
-//! the stream is aborted, and the turn is accepted with the sentences that went out. When no
+//! Once the text passes the bound, at most [`TurnConfig::ANSWER_LOOKAHEAD_CHARS`] more are read
+//! — enough for the sentence splitter to tell whether a sentence ends right at the bound — and the
+//! answer is cut: the stream is aborted, and the turn is accepted with the sentences that went
+//! out. When no
 //! complete sentence fits, the answer is cut after the last whole word within the bound (or, for
 //! a first word longer than the bound, at the bound itself), so an accepted turn always says
 //! something. A whole (non-streamed) answer is cut the same way.
@@ -19,11 +20,11 @@ use crate::core::history::Exchange;
 use crate::core::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::sentences::SentenceSplitter;
 use crate::core::time::Millis;
+use crate::core::turn_config::TurnConfig;
 use crate::core::turn_output::{Action, Event};
 
-/// Characters read past `max_answer_chars` before the answer is cut, so that a sentence ending
-/// right at the bound (`3.` of `3.5`, a period before a lowercase word) can still be told apart.
-pub(super) const LOOKAHEAD_CHARS: usize = 64;
+/// Characters read past `max_answer_chars` before the answer is cut.
+const LOOKAHEAD_CHARS: usize = TurnConfig::ANSWER_LOOKAHEAD_CHARS;
 
 /// The answer a committed attempt is delivering.
 #[derive(Debug)]
