@@ -29,7 +29,10 @@ pub fn heard_text(sentences: &[SpokenSentence<'_>]) -> String {
             continue;
         }
         let share = if sentence.duration_ms > 0.0 {
-            (sentence.played_ms / sentence.duration_ms).clamp(0.0, 1.0)
+            // Not `clamp`: its NaN assertion would pull float formatting into the wasm.
+            (sentence.played_ms / sentence.duration_ms)
+                .max(0.0)
+                .min(1.0)
         } else {
             0.0
         };

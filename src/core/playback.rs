@@ -210,7 +210,8 @@ impl PlaybackSchedule {
                 Some(ChunkHeard {
                     seq: chunk.seq,
                     duration_ms: duration * 1000.0,
-                    played_ms: ((now - start).clamp(0.0, duration)) * 1000.0,
+                    // Not `clamp`: its NaN assertion pulls float formatting into the wasm.
+                    played_ms: (now - start).max(0.0).min(duration) * 1000.0,
                 })
             })
             .collect();
