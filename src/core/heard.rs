@@ -18,6 +18,8 @@ pub const FULL_TOLERANCE_MS: f64 = 3.0;
 
 /// The text heard of `sentences`, in play order.
 #[must_use]
+// `max`/`min`, not `clamp`: its NaN assertion pulls float formatting into the wasm.
+#[allow(clippy::manual_clamp)]
 pub fn heard_text(sentences: &[SpokenSentence<'_>]) -> String {
     let mut heard: Vec<&str> = Vec::new();
     for sentence in sentences {
@@ -29,7 +31,6 @@ pub fn heard_text(sentences: &[SpokenSentence<'_>]) -> String {
             continue;
         }
         let share = if sentence.duration_ms > 0.0 {
-            // Not `clamp`: its NaN assertion would pull float formatting into the wasm.
             (sentence.played_ms / sentence.duration_ms)
                 .max(0.0)
                 .min(1.0)

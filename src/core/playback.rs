@@ -199,6 +199,8 @@ impl PlaybackSchedule {
             .sum()
     }
 
+    // `max`/`min`, not `clamp`: its NaN assertion pulls float formatting into the wasm.
+    #[allow(clippy::manual_clamp)]
     fn chunks_of(&self, turn_id: &str, now: f64) -> Vec<ChunkHeard> {
         let mut chunks: Vec<ChunkHeard> = self
             .played
@@ -210,7 +212,6 @@ impl PlaybackSchedule {
                 Some(ChunkHeard {
                     seq: chunk.seq,
                     duration_ms: duration * 1000.0,
-                    // Not `clamp`: its NaN assertion pulls float formatting into the wasm.
                     played_ms: (now - start).max(0.0).min(duration) * 1000.0,
                 })
             })
