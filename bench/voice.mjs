@@ -1,7 +1,8 @@
 // The voice rows of `npm run bench`: barge-in latency (from `speech_start` reaching the page to
 // the output source stopped) over 20 barge-ins of a VoiceSession against the dev stack's mock
-// STT, and SpeechPlayer's heard milliseconds against the audio clock (beside what a wall-clock
-// estimate would have said). Ratios and spreads only; nothing asserts a time.
+// STT, and SpeechPlayer's heard milliseconds (read from the audio clock) against the frames that
+// really rendered, counted by an AudioWorklet on its output (beside what a wall-clock estimate
+// would have said). Ratios and spreads only; nothing asserts a time.
 
 import { runModule } from "../tests/e2e/harness.mjs";
 
@@ -41,6 +42,6 @@ export function voiceRows(voice) {
   const h = voice.heard;
   return [
     [`barge-in: speech_start at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
-    [`heard ms vs the audio clock (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
+    [`heard ms vs the audio that rendered (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
   ];
 }

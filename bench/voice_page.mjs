@@ -96,31 +96,61 @@ export async function bargeInLatency(devstack, bargeIns) {
   }
 }
 
+// Counts the frames of the player's output above half the test level: the audio that really
+// rendered, independent of the clock arithmetic the player itself does.
+const COUNTER = `registerProcessor("heard-counter", class extends AudioWorkletProcessor {
+  constructor() {
+    super();
+    this.count = 0;
+    this.port.onmessage = () => { this.port.postMessage(this.count); this.count = 0; };
+  }
+  process(inputs) {
+    const channel = inputs[0] && inputs[0][0];
+    if (channel) for (let i = 0; i < channel.length; i++) if (channel[i] > 0.25) this.count++;
+    return true;
+  }
+});`;
+
+/** A constant-level buffer: every rendered frame of it is above the counter's threshold. */
+function level(context, seconds) {
+  const buffer = context.createBuffer(1, Math.round(seconds * context.sampleRate), context.sampleRate);
+  buffer.getChannelData(0).fill(0.5);
+  return buffer;
+}
+
 export async function heardAccuracy(runs) {
   await init();
   const context = new AudioContext();
   await context.resume();
-  const calls = sourceCalls();
-  const player = new SpeechPlayer({ audioContext: context });
+  const module = URL.createObjectURL(new Blob([COUNTER], { type: "text/javascript" }));
+  await context.audioWorklet.addModule(module);
+  const counter = new AudioWorkletNode(context, "heard-counter");
+  counter.connect(context.destination);
+  const rendered = () =>
+    new Promise((resolve) => {
+      counter.port.onmessage = (event) => resolve((event.data / context.sampleRate) * 1000);
+      counter.port.postMessage("count");
+    });
+  const player = new SpeechPlayer({ audioContext: context, destination: counter });
   const audioErrors = [];
   const wallErrors = [];
   try {
     for (let n = 0; n < runs; n += 1) {
+      await rendered(); // resets the count
       const enqueuedAt = performance.now();
-      await player.enqueue(`turn-${n}`, tone(context, 2));
-      const start = calls.starts.at(-1).when;
+      await player.enqueue(`turn-${n}`, level(context, 2));
       await sleep(100 + ((n * 379) % 700));
       const wallEstimate = performance.now() - enqueuedAt; // what a wall-clock player would claim
       const heard = player.stop();
-      const truth = (calls.stops.at(-1).at - start) * 1000; // the audio clock at the stop
+      await sleep(100); // the ramp and the stop are long over
+      const truth = await rendered(); // milliseconds that really reached the output
       audioErrors.push(Math.abs(heard - truth));
       wallErrors.push(Math.abs(wallEstimate - truth));
-      await sleep(20);
     }
     return { audioErrors, wallErrors, quantumMs: (128 / context.sampleRate) * 1000 };
   } finally {
-    calls.restore();
     player.free();
+    URL.revokeObjectURL(module);
     await context.close();
   }
 }
