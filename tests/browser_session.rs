@@ -40,5 +40,6 @@ scenarios! {
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
     a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
     the_echo_guard_ignores_speech_starts_but_a_long_partial_still_barges_in => "theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn",
+    a_suspended_context_asks_for_a_gesture_and_speaks_after_resume => "aSuspendedContextAsksForAGestureAndSpeaksAfterResume",
     bad_options_and_arguments_throw_named_errors => "badOptionsAndArgumentsThrowNamedErrors",
 }

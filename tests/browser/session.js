@@ -352,6 +352,32 @@ const scenarios = {
     });
   },
 
+  async aSuspendedContextAsksForAGestureAndSpeaksAfterResume({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      await context.suspend(); // a page without a user gesture yet
+      let gestures = 0;
+      const events = recorder();
+      const session = make({
+        routes: [route(() => "Hello after the click.")],
+        recoveryText: RECOVERY,
+        synthesize: tts(devstack).synthesize,
+        audioContext: context,
+        onNeedsGesture: () => (gestures += 1),
+        ...events,
+      });
+      await session.start({ microphone: false });
+      session.sendText("hi");
+      await until(() => gestures === 1, 5000, "onNeedsGesture");
+      await sleep(100);
+      assertEq([session.state, sources.starts.length], ["thinking", 0], "the answer waits");
+      await session.resume(); // from the click handler
+      await until(() => events.log.states.includes("speaking"), 3000, "speaking after resume");
+      assertEq(sources.starts.length, 1, "the waiting answer played");
+      await session.stop();
+      session.free();
+    });
+  },
+
   async badOptionsAndArgumentsThrowNamedErrors({ make }) {
     const routes = [route(() => "x")];
     const synthesize = () => new ArrayBuffer(8);
@@ -376,6 +402,8 @@ const scenarios = {
       ["onCaption", { ...base, onCaption: 1 }, TypeError, /options\.onCaption/],
       ["onTurn", { ...base, onTurn: {} }, TypeError, /options\.onTurn/],
       ["onError", { ...base, onError: [] }, TypeError, /options\.onError/],
+      ["onNeedsGesture", { ...base, onNeedsGesture: 1 }, TypeError, /options\.onNeedsGesture/],
+      ["destination", { ...base, destination: {} }, TypeError, /options\.destination/],
     ];
     for (const [label, options, type, pattern] of cases) {
       await assertThrows(() => make(options), type, pattern, label);
