@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
+import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
 const SOAK_TURNS = Number(process.env.BENCH_SOAK_TURNS ?? (tiny ? 2000 : 100_000));
@@ -36,7 +37,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const stats = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
 
 // Memory figures need a collectable, precisely reported heap.
-const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-info"]);
+const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-info", ...VOICE_CHROMIUM_ARGS]);
 const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? "unknown"}` };
 try {
   results.size = sizes();
@@ -72,6 +73,7 @@ try {
     window.__soak = await runSoak({ TurnController, PlainTurnController, memory: wasm.memory, turns: ${SOAK_TURNS} });
   `);
   results.soak = await page.evaluate(() => window.__soak);
+  results.voice = await runVoiceBench(page, e2e.stack.url, { tiny });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } finally {
   await e2e.close();
@@ -105,6 +107,7 @@ rows.push([
   `${kib(soak.turnguard.before.wasm)} → ${kib(soak.turnguard.after.wasm)}, ${kib(soak.turnguard.before.heap)} → ${kib(soak.turnguard.after.heap)}`,
   `full plain ladder's JS heap: ${kib(soak.plain.before.heap)} → ${kib(soak.plain.after.heap)}`,
 ]);
+rows.push(...voiceRows(r.voice));
 
 console.log(`bench: ${r.date}, ${r.machine}${tiny ? " (tiny sizes: a smoke run, not figures)" : ""}`);
 console.log("| row | turnguard | compared with |\n| --- | --- | --- |");

@@ -31,6 +31,8 @@ command -v espeak-ng >/dev/null || missing+=(espeak-ng)
 command -v sox >/dev/null || missing+=(sox)
 command -v python3 >/dev/null || missing+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+# Headless Firefox runs an AudioContext only with an audio server: a per-user null sink (test.sh).
+command -v pulseaudio >/dev/null || missing+=(pulseaudio)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} with apt"
   sudo=""

@@ -1,9 +1,10 @@
 // The voice agent behind the "Talk to it" panel: microphone → LiveTranscriber (real recognition in
 // the dev stack) → TurnController (two LLM routes) → TTS sentences → speakers, with barge-in.
 //
-// THE SEAM. turnguard's VoiceSession (issue 9) does exactly this wiring inside the library. Until
-// it is on main, `createAgent` wires TurnController + LiveTranscriber + DemoPlayer itself; once it
-// lands, the body of `createAgent` becomes `new VoiceSession({ routes, recoveryText, provision,
+// THE SEAM. turnguard's VoiceSession (issue 9) does this wiring inside the library, but it does not
+// pass on what the timeline draws: the transcriber's state changes, each sentence, playback start,
+// end and heard ms. So `createAgent` wires TurnController + LiveTranscriber + DemoPlayer itself;
+// once VoiceSession reports those, the body of `createAgent` becomes `new VoiceSession({ routes, recoveryText, provision,
 // synthesize, controller: { onEvent, onSentence, ... }, transcriber: { onStateChange, onError },
 // onStateChange, onCaption, onTurn, onError })` with the same `routes`, `provision` and
 // `synthesize` as below, and the page (voice.mjs) does not change: it only sees the hooks.
