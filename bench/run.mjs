@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
+import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
 const SOAK_TURNS = Number(process.env.BENCH_SOAK_TURNS ?? (tiny ? 2000 : 100_000));
@@ -36,7 +37,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const stats = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
 
 // Memory figures need a collectable, precisely reported heap.
-const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-info"]);
+const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-info", ...VOICE_CHROMIUM_ARGS]);
 const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? "unknown"}` };
 try {
   results.size = sizes();
@@ -60,7 +61,7 @@ try {
   const { page, errors } = await openPage(e2e.browser);
   await runModule(page, e2e.stack.url, `
     import { runBench, FULL, TINY } from "/bench/page.mjs";
-    window.__bench = await runBench(${tiny} ? TINY : FULL);
+    window.__bench = await runBench(${tiny} ? TINY : FULL, ${JSON.stringify(process.env.BENCH_BASELINE ?? "")} || undefined);
   `);
   Object.assign(results, await page.evaluate(() => window.__bench));
 
@@ -72,6 +73,7 @@ try {
     window.__soak = await runSoak({ TurnController, PlainTurnController, memory: wasm.memory, turns: ${SOAK_TURNS} });
   `);
   results.soak = await page.evaluate(() => window.__soak);
+  results.voice = await runVoiceBench(page, e2e.stack.url, { tiny });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } finally {
   await e2e.close();
@@ -93,6 +95,9 @@ for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.set
     `${range(t.turnguard, us)} / ${us(t.lean.median)} / ${us(t.full.median)}`,
     `${x(r.ratios[mode].lean)} the lean ladder, ${x(r.ratios[mode].full)} the full one`,
   ]);
+  if (t.before) {
+    rows.push([`per turn, ${label}: turnguard / the baseline build`, `${us(t.turnguard.median)} / ${us(t.before.median)}`, `${x(r.ratios[mode].before)} the baseline (BENCH_BASELINE)`]);
+  }
 }
 const s = r.streaming;
 rows.push(["first sentence vs full answer (60 tokens × 25 ms)", `${s.firstSentenceMs.toFixed(0)} ms vs ${s.fullAnswerMs.toFixed(0)} ms`, `${(s.fullAnswerMs / s.firstSentenceMs).toFixed(1)}× sooner than waiting for the whole answer`]);
@@ -105,6 +110,7 @@ rows.push([
   `${kib(soak.turnguard.before.wasm)} → ${kib(soak.turnguard.after.wasm)}, ${kib(soak.turnguard.before.heap)} → ${kib(soak.turnguard.after.heap)}`,
   `full plain ladder's JS heap: ${kib(soak.plain.before.heap)} → ${kib(soak.plain.after.heap)}`,
 ]);
+rows.push(...voiceRows(r.voice));
 
 console.log(`bench: ${r.date}, ${r.machine}${tiny ? " (tiny sizes: a smoke run, not figures)" : ""}`);
 console.log("| row | turnguard | compared with |\n| --- | --- | --- |");

@@ -26,6 +26,13 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 command -v firefox-esr >/dev/null || missing+=(firefox-esr)
+# The demo's speech: espeak-ng speaks (TTS and the test WAVs), sox resamples, python3-venv holds pocketsphinx.
+command -v espeak-ng >/dev/null || missing+=(espeak-ng)
+command -v sox >/dev/null || missing+=(sox)
+command -v python3 >/dev/null || missing+=(python3)
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+# Headless Firefox runs an AudioContext only with an audio server: a per-user null sink (test.sh).
+command -v pulseaudio >/dev/null || missing+=(pulseaudio)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} with apt"
   sudo=""
@@ -37,6 +44,13 @@ fi
 if ! command -v geckodriver >/dev/null; then
   say "installing geckodriver (about 1 minute)"
   cargo install geckodriver --locked || cargo install geckodriver
+fi
+
+# The demo's speech recognition: pocketsphinx 5 (its wheel ships the US-English model) in .venv.
+if ! .venv/bin/python -c 'import pocketsphinx' 2>/dev/null; then
+  say "making .venv with pocketsphinx (speech recognition for the demo)"
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check 'pocketsphinx>=5,<6'
 fi
 
 # npm 11 runs no install scripts of dependencies; none of ours needs one.

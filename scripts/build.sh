@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the publishable package into pkg/: release wasm, wasm-bindgen glue and types, wasm-opt,
-# and prints the gzipped size of wasm + glue.
+# and prints the gzipped size of wasm + glue; then makes pkg/ the publishable package
+# (scripts/package.mjs) and prints its packed size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -16,3 +17,4 @@ node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
 # (attachMicrophone(stream, { workletUrl })).
 cp src/web/capture-worklet.js pkg/capture-worklet.js
 node scripts/size.mjs
+node scripts/package.mjs

@@ -4,6 +4,7 @@
 import { cell } from "./dom.mjs";
 import { setupLadder } from "./ladder.mjs";
 import { setupReconnect } from "./reconnect.mjs";
+import { setupVoice } from "./voice.mjs";
 
 const statusLine = document.querySelector("#devstack-status");
 const servicesBody = document.querySelector("#devstack-services");
@@ -36,7 +37,12 @@ function serviceRows(stats) {
     {
       name: "TTS",
       endpoint: `POST ${stats.services.tts.path}`,
-      seen: `${tts.requests} requests, ${tts.aborted} aborted`,
+      seen: `${tts.requests} requests, ${tts.aborted} aborted (?voice= speaks with ${stats.ttsEngine})`,
+    },
+    {
+      name: "Speech recognition (real, Gladia-compatible)",
+      endpoint: `POST ${stats.services.speech.path}`,
+      seen: `${stats.speech.engine}: ${stats.speech.sessions} sessions, ${stats.speech.open} sockets open, ${stats.speech.finals} finals`,
     },
   ];
 }
@@ -97,6 +103,7 @@ async function loadLibrary() {
   // After each turn the dev stack counters show how many LLM calls it really made.
   setupLadder(library, { onTurnSettled: refreshDevStack });
   setupReconnect(library.ReconnectPolicy);
+  await setupVoice(library);
   setLibraryStatus("ready", "turnguard is loaded: the panels below run the real library in this page.");
 }
 

@@ -14,10 +14,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
+import { createSpeechStt, matchSpeechProvisionPath, matchSpeechSocketPath, SPEECH_MODES } from "./devstack/speech.mjs";
 import { serveStatic } from "./devstack/static.mjs";
+import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from "./devstack/upstream.mjs";
 import { DevStats } from "./devstack/stats.mjs";
 import { createSttMock, matchSttProvisionPath, matchSttSocketPath, STT_MODES } from "./devstack/stt.mjs";
-import { handleTts, matchTtsPath, TTS_FAULTS } from "./devstack/tts.mjs";
+import { espeakAvailable, handleTts, matchTtsPath, TTS_FAULTS } from "./devstack/tts.mjs";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The mocks stand in for paid services and accept anything: loopback only.
@@ -28,6 +30,7 @@ export const SERVICES = Object.freeze({
   llm: { path: "/v1/chat/completions", prefixed: "/llm/<scenario>/v1/chat/completions", scenarios: LLM_SCENARIOS },
   tts: { path: "/tts", prefixed: "/tts/<fault>", faults: TTS_FAULTS },
   stt: { path: "/v2/live", prefixed: "/stt/<mode>/v2/live", socket: "/v2/live/ws?token=<id>", modes: STT_MODES },
+  speech: { path: "/speech/v2/live", socket: "/speech/v2/live/ws?token=<id>", modes: SPEECH_MODES },
 });
 
 /**
@@ -36,7 +39,7 @@ export const SERVICES = Object.freeze({
  *   `log` receives one line per request (method, path, status), never a
  *   query string or a body: those may hold what the user said.
  */
-export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log } = {}) {
+export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log, upstream = upstreamConfig() } = {}) {
   if (!LOOPBACK_HOSTS.has(host)) throw new RangeError(`host must be a loopback address, got "${host}"`);
   const rootDir = realpathSync(path.resolve(root));
   const stats = new DevStats();
@@ -49,11 +52,15 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     signal: shutdown.signal,
     isClosing: () => shutdown.signal.aborted,
     authority: () => authority,
+    upstream,
   };
   const stt = createSttMock(ctx);
+  const speech = createSpeechStt(ctx);
+  ctx.speech = speech;
   const reset = () => {
     stats.reset();
     stt.recountOpen();
+    speech.reset();
   };
 
   const server = http.createServer((req, res) => {
@@ -68,6 +75,10 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     // Node drops its own error handling once a socket is upgraded.
     socket.on("error", () => {});
     const url = requestUrl(req);
+    if (matchSpeechSocketPath(url.pathname)) {
+      speech.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
+      return;
+    }
     const match = matchSttSocketPath(url.pathname);
     if (!match) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
@@ -87,11 +98,12 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
       shutdown.abort(); // ends every pending sleep and hanging response
       const closed = new Promise((resolve) => server.close(() => resolve()));
       await stt.close();
+      await speech.close();
       for (const socket of sockets) socket.destroy();
       await closed;
     })());
 
-  return { url: `http://${authority}/`, port: address.port, host: address.address, stats, reset, close };
+  return { url: `http://${authority}/`, port: address.port, host: address.address, stats, reset, close, warmSpeech: () => speech.warm() };
 }
 
 /** Dispatches one HTTP request to the mock it names, else to static files. */
@@ -106,7 +118,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
-    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), services: SERVICES });
+    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
   }
   if (pathname === "/__reset") {
     if (req.method !== "POST") return sendJson(req, res, 405, { error: "use POST" });
@@ -114,10 +126,12 @@ async function route(ctx, stt, rootDir, reset, req, res) {
     return sendJson(req, res, 200, { ok: true, since: ctx.stats.since });
   }
 
+  if (matchUpstreamPath(pathname)) return handleUpstream(ctx, req, res, ctx.upstream);
   const llm = matchLlmPath(pathname);
   if (llm) return handleLlm(ctx, req, res, url, llm.scenario);
   const tts = matchTtsPath(pathname);
   if (tts) return handleTts(ctx, req, res, url, tts.fault);
+  if (matchSpeechProvisionPath(pathname)) return ctx.speech.handleProvision(req, res, url);
   const provision = matchSttProvisionPath(pathname);
   if (provision) return stt.handleProvision(req, res, url, provision.mode);
 

@@ -41,6 +41,8 @@ function banner(stack) {
     `  LLM   POST ${base}/v1/chat/completions   (or ${base}/llm/<scenario>/v1/chat/completions)`,
     `  TTS   POST ${base}/tts                   (?fault=http500|hang)`,
     `  STT   POST ${base}/v2/live               (or ${base}/stt/<mode>/v2/live) -> ${ws}/v2/live/ws?token=<id>`,
+    `  real speech recognition  POST ${base}/speech/v2/live -> ${ws}/speech/v2/live/ws?token=<id>`,
+    `  real speech synthesis    POST ${base}/tts?voice=en-us`,
     `  stats GET  ${base}/__stats   reset POST ${base}/__reset`,
     "",
   ].join("\n");
@@ -48,6 +50,11 @@ function banner(stack) {
 
 const stack = await start(requestedPort());
 console.log(banner(stack));
+// Load the speech model now, so the first "Start microphone" does not wait for it.
+stack.warmSpeech().then(
+  () => console.log("speech recognition ready (pocketsphinx)"),
+  (error) => console.log(`speech recognition unavailable: ${error.message} (npm run bootstrap installs it)`),
+);
 
 let stopping = false;
 async function stop(signal) {

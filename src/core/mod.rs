@@ -4,8 +4,10 @@
 pub mod backoff;
 pub mod budget;
 pub mod gladia;
+pub mod heard;
 pub mod history;
 pub(crate) mod json;
+pub mod playback;
 pub mod reconnect;
 pub mod record;
 pub mod sentences;
@@ -15,3 +17,7 @@ pub mod transcriber;
 pub mod turn;
 pub mod turn_config;
 pub mod turn_output;
+pub mod voice;
+pub mod voice_config;
+pub mod voice_output;
+pub mod voice_turn;

@@ -51,6 +51,10 @@ struct ActiveTurn {
     attempt_deadline: Option<Millis>,
     /// Set once an attempt committed; the deadline no longer applies from then on.
     delivery: Option<Delivery>,
+    /// Start order, the tie-break among turns due at the same time.
+    seq: u64,
+    /// The time this turn is filed under in `TurnLadder::wakeups`.
+    scheduled: Option<Millis>,
 }
 
 impl ActiveTurn {
@@ -91,6 +95,10 @@ pub struct TurnLadder {
     session_budget: SessionBudget,
     retry_budget: RetryBudget,
     actions: VecDeque<Action>,
+    /// Running turns by when they next need `handle_timeout`: one entry per running turn, so the
+    /// next wake-up and the due turns are found without a scan over every running turn.
+    wakeups: BTreeMap<(Millis, u64), String>,
+    next_seq: u64,
 }
 
 impl TurnLadder {
@@ -105,6 +113,8 @@ impl TurnLadder {
             settled: HashMap::new(),
             settled_order: VecDeque::new(),
             actions: VecDeque::new(),
+            wakeups: BTreeMap::new(),
+            next_seq: 0,
         }
     }
 
@@ -218,19 +228,28 @@ impl TurnLadder {
                 record,
                 attempt_deadline: None,
                 delivery: None,
+                seq: self.next_seq,
+                scheduled: None,
             },
         );
+        self.next_seq = self.next_seq.wrapping_add(1);
         self.event(Event::TurnStarted {
             turn_id: turn_id.to_owned(),
             at: now,
         });
         self.start_attempt(turn_id, now);
+        self.reschedule(turn_id);
         Ok(Started::New)
     }
 
     /// A streaming route produced `chunk`. The first non-blank chunk of a running attempt
     /// commits it if the gate of T6 passes; chunks of the committed attempt go out as sentences.
     pub fn on_attempt_chunk(&mut self, request_id: &str, chunk: &str, now: Millis) {
+        self.chunk_arrived(request_id, chunk, now);
+        self.reschedule_request(request_id);
+    }
+
+    fn chunk_arrived(&mut self, request_id: &str, chunk: &str, now: Millis) {
         self.handle_timeout(now);
         let Some((turn_id, index)) = parse_request_id(request_id) else {
             return;
@@ -271,6 +290,11 @@ impl TurnLadder {
         outcome: Result<String, Failure>,
         now: Millis,
     ) {
+        self.result_arrived(request_id, outcome, now);
+        self.reschedule_request(request_id);
+    }
+
+    fn result_arrived(&mut self, request_id: &str, outcome: Result<String, Failure>, now: Millis) {
         // A deadline that is due is decided first: an answer at or after it is late (T5, T6).
         self.handle_timeout(now);
         let Some((turn_id, index)) = parse_request_id(request_id) else {
@@ -313,6 +337,11 @@ impl TurnLadder {
     /// The stream of `request_id` ended. For the committed attempt this completes the turn; an
     /// attempt whose stream ended before any text failed with `NoText`.
     pub fn on_stream_end(&mut self, request_id: &str, now: Millis) {
+        self.stream_ended(request_id, now);
+        self.reschedule_request(request_id);
+    }
+
+    fn stream_ended(&mut self, request_id: &str, now: Millis) {
         self.handle_timeout(now);
         let Some((turn_id, index)) = parse_request_id(request_id) else {
             return;
@@ -368,21 +397,50 @@ impl TurnLadder {
 
     /// Fires every timer that is due at `now`. Early or repeated calls are harmless.
     pub fn handle_timeout(&mut self, now: Millis) {
-        let due: Vec<String> = self
-            .active
-            .iter()
-            .filter(|(_, turn)| turn.next_timeout() <= now)
-            .map(|(turn_id, _)| turn_id.clone())
-            .collect();
+        let mut due = Vec::new();
+        while let Some(entry) = self.wakeups.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            due.push(entry.remove());
+        }
         for turn_id in due {
+            if let Some(turn) = self.active.get_mut(&turn_id) {
+                turn.scheduled = None;
+            }
             self.expire(&turn_id, now);
+            self.reschedule(&turn_id);
         }
     }
 
     /// When `handle_timeout` must be called next, if any timer is armed.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
-        self.active.values().map(ActiveTurn::next_timeout).min()
+        self.wakeups.first_key_value().map(|(&(at, _), _)| at)
+    }
+
+    fn reschedule_request(&mut self, request_id: &str) {
+        if let Some((turn_id, _)) = parse_request_id(request_id) {
+            self.reschedule(turn_id);
+        }
+    }
+
+    /// Files a running turn under its next timeout, after an input that may have moved it.
+    fn reschedule(&mut self, turn_id: &str) {
+        let Some(turn) = self.active.get_mut(turn_id) else {
+            return;
+        };
+        let next = turn.next_timeout();
+        if turn.scheduled == Some(next) {
+            return;
+        }
+        let filed = turn
+            .scheduled
+            .take()
+            .and_then(|at| self.wakeups.remove(&(at, turn.seq)));
+        let id = filed.unwrap_or_else(|| turn_id.to_owned());
+        self.wakeups.insert((next, turn.seq), id);
+        turn.scheduled = Some(next);
     }
 
     /// The next thing the shell must do, in order. Call until `None`: settled records beyond
@@ -420,6 +478,9 @@ impl TurnLadder {
         let Some(mut turn) = self.active.remove(turn_id) else {
             return;
         };
+        if let Some(at) = turn.scheduled {
+            self.wakeups.remove(&(at, turn.seq));
+        }
         turn.record.status = status;
         self.actions
             .push_back(Action::Settled(Box::new(turn.record.clone())));

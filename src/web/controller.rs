@@ -287,6 +287,20 @@ impl TurnController {
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.try_borrow().ok()?.clone()
     }
+
+    /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
+    pub(crate) fn history_messages(&self) -> Array {
+        let messages = Array::new();
+        let exchanges = self.shared().and_then(|shared| {
+            shared
+                .driver
+                .read(|ladder| ladder.history().cloned().collect::<Vec<Exchange>>())
+        });
+        for exchange in exchanges.unwrap_or_default() {
+            glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
+        }
+        messages
+    }
 }
 
 impl Drop for TurnController {
@@ -331,8 +345,29 @@ impl Shell for Shared {
                     let id = io.live_attempt(&request_id);
                     id.and_then(|id| io.end_attempt(id))
                 };
+                // An attempt ends early for two reasons: its timeout, or an answer cut at
+                // `maxAnswerChars` (T15); the abort reason says which.
+                let cut = self.ladder(|ladder| {
+                    let turn_id = request_id.rsplit_once(":attempt:").map(|(turn, _)| turn);
+                    turn_id
+                        .and_then(|turn_id| ladder.turn(turn_id))
+                        .is_some_and(|record| {
+                            record.attempts.iter().any(|attempt| {
+                                attempt.request_id == request_id
+                                    && attempt.error == Some(Failure::AnswerTooLong)
+                            })
+                        })
+                });
                 if let Some(controller) = controller {
-                    abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    if cut {
+                        abort(
+                            &controller,
+                            "AbortError",
+                            "turnguard: answer reached maxAnswerChars",
+                        );
+                    } else {
+                        abort(&controller, "TimeoutError", "turnguard: attempt timed out");
+                    }
                 }
             }
             Action::AbortTurn { turn_id } => {

@@ -4,6 +4,7 @@
 //! shell performs them one at a time after releasing the core, so a callback may call back into
 //! the object that called it.
 
+mod audio;
 mod clock;
 pub mod controller;
 mod controller_options;
@@ -12,14 +13,18 @@ mod driver;
 mod glue;
 mod js_object;
 pub mod microphone;
+pub mod player;
 pub mod policy;
 mod report;
 pub mod routes;
+pub mod session;
 mod timer;
 pub mod transcriber;
 mod types;
 
 pub use controller::TurnController;
+pub use player::SpeechPlayer;
 pub use policy::ReconnectPolicy;
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
+pub use session::VoiceSession;
 pub use transcriber::{gladia_provisioner, LiveTranscriber};

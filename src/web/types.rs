@@ -42,6 +42,10 @@ export type TurnStatus = "running" | "accepted" | "cancelled" | "exhausted";
 export type AttemptResult = "running" | "accepted" | "timeout" | "error" | "cancelled" | "late";
 export type RecoveryReason =
   | "exhausted" | "deadline" | "non_retryable" | "persona" | "session_budget" | "retry_budget";
+/** Why an attempt failed (the `FAILURE` table in glue.js); HTTP failures carry their status. */
+export type AttemptError =
+  | "timeout" | "network" | `http_${number}` | "route_error" | "route_error_non_retryable"
+  | "no_text" | "stalled" | "answer_too_long";
 
 /** One LLM call inside a turn. Times are epoch milliseconds. */
 export interface Attempt {
@@ -50,8 +54,7 @@ export interface Attempt {
   startedAt: number;
   finishedAt?: number;
   result: AttemptResult;
-  /** `"timeout" | "network" | "http_<status>" | "route_error" | "route_error_non_retryable" | "no_text" | "stalled" | "answer_too_long"` */
-  error?: string;
+  error?: AttemptError;
 }
 
 /** One user turn. Times are epoch milliseconds. */
@@ -71,7 +74,7 @@ export interface TurnRecord {
 export type TurnEvent =
   | { type: "turn_started"; turnId: string; at: number }
   | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number }
-  | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: string; durationMs: number }
+  | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: AttemptError; durationMs: number }
   | { type: "committed"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
@@ -167,5 +170,65 @@ export interface OpenAiCompatibleRouteOptions {
   shareHistory?: boolean;
   /** Extra body fields (temperature, max_tokens, …); `model`, `messages` and `stream` are set by the route. */
   body?: Record<string, unknown>;
+}
+"#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const VOICE_TYPES: &str = r#"
+export type SpeechPlayerState = "idle" | "playing" | "suspended";
+
+export interface SpeechPlayerOptions {
+  /** The context to play on; a new `AudioContext` when absent (closed by `free()`). */
+  audioContext?: AudioContext;
+  /** Where the speech goes (an effect chain, an analyser); `audioContext.destination` when absent. */
+  destination?: AudioNode;
+  /** The first audio of a turn was scheduled. */
+  onPlaybackStart?(turnId: string): void;
+  /** A turn's audio ran out or was stopped; `heardMs` is measured on the audio clock. */
+  onPlaybackEnd?(turnId: string, heardMs: number): void;
+  /** Audio waits on a context the browser keeps suspended: call `resume()` from a user gesture. */
+  onNeedsGesture?(): void;
+}
+
+/** The app's text-to-speech: encoded audio (`decodeAudioData` formats) or an `AudioBuffer` for one sentence. */
+export type Synthesize = (
+  text: string,
+  request: { turnId: string; signal: AbortSignal },
+) => Promise<ArrayBuffer | AudioBuffer> | ArrayBuffer | AudioBuffer;
+
+export type VoiceSessionState = "idle" | "listening" | "thinking" | "speaking" | "stopped" | "failed";
+
+/** A non-terminal problem of the speech path (the sentence was skipped), or an error of the transcriber or a turn. */
+export interface VoiceSessionError extends Error {
+  code?: string;
+  terminal?: boolean;
+  turnId?: string;
+}
+
+export interface VoiceSessionOptions {
+  /** TurnController routes, in ladder order. */
+  routes: Route[];
+  /** The fixed text spoken when a turn has no answer (or none of its sentences could be synthesized). */
+  recoveryText: string;
+  /** LiveTranscriber `provision()`; without it the session takes typed input only. */
+  provision?: Provisioner;
+  synthesize: Synthesize;
+  audioContext?: AudioContext;
+  destination?: AudioNode;
+  /** TurnController options; the session sets `recoveryText`, `onSentence`, `onAcceptedText` and `onRecovery`. */
+  controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery">>;
+  /** LiveTranscriber options; the session sets `provision` and the callbacks. */
+  transcriber?: Partial<Omit<LiveTranscriberOptions, "provision" | "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
+  /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */
+  bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
+  /** A `synthesize` call slower than this is aborted and its sentence skipped. Default 8000. */
+  ttsTimeoutMs?: number;
+  onStateChange?(state: VoiceSessionState): void;
+  onCaption?(text: string, isFinal: boolean): void;
+  /** Each settled turn's record. */
+  onTurn?(record: TurnRecord): void;
+  onError?(error: VoiceSessionError): void;
+  /** Speech waits on a suspended `AudioContext`: call `session.resume()` from a user gesture. */
+  onNeedsGesture?(): void;
 }
 "#;

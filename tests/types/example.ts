@@ -1,7 +1,10 @@
 // Uses the public API the way an app would; `tsc --strict --noEmit` checks it against the
-// generated declarations. The `@ts-expect-error` lines prove the types reject misuse.
+// generated declarations. The `@ts-expect-error` lines prove the types reject misuse. It needs no
+// lib beyond `dom` and `es2022` (the consumer matrix checks it under several); `using` is in
+// disposable.ts, for projects with `esnext.disposable`.
 import init, {
   TurnController,
+  type AttemptError,
   type Route,
   type TurnControllerOptions,
   type TurnEvent,
@@ -50,11 +53,6 @@ const again: TurnRecord | undefined = controller.getTurn("turn-1");
 console.log(status, firstResult, interrupted, again?.acceptedText);
 controller.free();
 
-{
-  using scoped = new TurnController([primary], options);
-  await scoped.run("turn-2", "hi");
-}
-
 // @ts-expect-error recoveryText is required
 new TurnController([primary], { onAcceptedText() {}, onRecovery() {} });
 // @ts-expect-error a route needs generate
@@ -62,6 +60,12 @@ new TurnController([{ name: "broken" }], options);
 // @ts-expect-error status is a closed set
 const wrong: TurnRecord["status"] = "done";
 console.log(wrong);
+const failure: AttemptError | undefined = record.attempts[0]?.error;
+const httpFailure: AttemptError = "http_503";
+console.log(failure, httpFailure);
+// @ts-expect-error errors are codes, never messages
+const message: AttemptError = "HTTP 503";
+console.log(message);
 
 // Streaming routes, personas and the reconnect policy.
 import {
@@ -138,10 +142,6 @@ console.log(failure);
 transcriber.sendAudio(new Int16Array(320));
 console.log(transcriber.state, transcriber.stats.framesSent);
 await transcriber.stop();
-{
-  using dev = new LiveTranscriber({ provision: gladiaProvisioner({ apiKey: "dev-only" }) });
-  await dev.start();
-}
 
 // @ts-expect-error provision is required
 new LiveTranscriber({});

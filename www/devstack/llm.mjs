@@ -9,8 +9,10 @@
 // and three fixed sentences. Query params: `text` (exact answer), `tokens`
 // (cut or pad to N tokens), `tokenMs` (pause before each token; 5, or 25 for
 // slow), `firstChunkMs` (extra pause before the first token), `after` (tokens
-// before stall_after stalls; 2), `splitMs` (pause between comments' writes; 1).
+// before stall_after stalls; 2), `splitMs` (pause between comments' writes; 1),
+// `reply=chat` (a conversational answer by persona and question: chat.mjs).
 
+import { chatAnswer } from "./chat.mjs";
 import { corsHeaders, HttpError, intParam, readJson, sendJson, sleep, trackRequest, untilAborted } from "./http.mjs";
 
 export const LLM_SCENARIOS = Object.freeze([
@@ -130,7 +132,9 @@ export function defaultAnswer(userText, scenario = "ok") {
 
 /** Tokens of `text=` or the default answer, cut or padded to `tokens=N`. */
 function answerTokens(body, params, scenario) {
-  const text = params.get("text") ?? defaultAnswer(lastUserText(body), scenario);
+  const chat = params.get("reply") === "chat" && scenario !== "comments";
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const text = params.get("text") ?? (chat ? chatAnswer(messages, lastUserText(body)) : defaultAnswer(lastUserText(body), scenario));
   const tokens = splitTokens(text);
   const wanted = intParam(params, "tokens", tokens.length, 10_000);
   if (tokens.length >= wanted) return tokens.slice(0, wanted);

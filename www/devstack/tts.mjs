@@ -6,7 +6,13 @@
 // Answers audio/wav, 16-bit mono PCM at 24000 Hz: a 440 Hz tone lasting
 // `msPerChar` (default 60) per character of text, capped at 10 s, so a test
 // can tell from the duration which text was spoken.
+//
+// `?voice=<espeak-ng voice>` (the demo page sends `voice=en-us`) answers real
+// speech instead: espeak-ng's WAV, 16-bit mono at 22050 Hz. Where espeak-ng is
+// not installed it falls back to the tone. The `x-tts-engine` header says
+// which one answered (`espeak-ng` or `tone`); /__stats says which one `?voice=` gets as `ttsEngine`.
 
+import { spawn, spawnSync } from "node:child_process";
 import { corsHeaders, HttpError, intParam, readJson, sendJson, sleep, trackRequest, untilAborted } from "./http.mjs";
 
 export const TTS_FAULTS = Object.freeze(["ok", "http500", "hang"]);
@@ -17,6 +23,29 @@ const TTS_PATH = /^\/tts(?:\/([^/]+))?$/;
 const TONE_HZ = 440;
 const AMPLITUDE = 0.2;
 const FADE_MS = 5; // avoids a click at both ends
+
+const VOICE_NAME = /^[a-z]{2,3}(?:-[a-z0-9]{2,8})*(?:\+[a-z0-9]{1,12})?$/i;
+
+/** Whether espeak-ng runs here (checked once). */
+let espeakChecked = null;
+export function espeakAvailable() {
+  espeakChecked ??= spawnSync("espeak-ng", ["--version"], { stdio: "ignore" }).status === 0;
+  return espeakChecked;
+}
+
+/** `text` spoken by espeak-ng as a WAV (22050 Hz); rejects when it fails or `signal` aborts. */
+export function espeakWav(text, voice, signal) {
+  return new Promise((resolve, reject) => {
+    // The text goes on stdin, never on a command line other processes can read.
+    const child = spawn("espeak-ng", ["-v", voice, "--stdout"], { stdio: ["pipe", "pipe", "ignore"], signal });
+    const chunks = [];
+    child.stdout.on("data", (chunk) => chunks.push(chunk));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`espeak-ng exited with ${code}`))));
+    child.stdin.on("error", () => {});
+    child.stdin.end(text);
+  });
+}
 
 /** Returns `{ fault }` (fault may be undefined) when the path is the TTS mock. */
 export function matchTtsPath(pathname) {
@@ -100,9 +129,29 @@ export async function handleTts(ctx, req, res, url, pathFault) {
     sendJson(req, res, 500, { error: "mock: synthesis failed" });
     return;
   }
-  const wav = toneWav(speechDurationMs(text, intParam(url.searchParams, "msPerChar", 60, 10_000)));
+  const voice = url.searchParams.get("voice");
+  if (voice !== null && !VOICE_NAME.test(voice)) {
+    sendJson(req, res, 400, { error: "voice must be an espeak-ng voice name such as en-us" });
+    return;
+  }
+  let wav;
+  let engine = "tone";
+  if (voice !== null && espeakAvailable()) {
+    try {
+      wav = await espeakWav(text, voice, signal);
+      engine = "espeak-ng";
+    } catch {
+      if (signal.aborted) return;
+      sendJson(req, res, 500, { error: "espeak-ng failed" });
+      return;
+    }
+  } else {
+    wav = toneWav(speechDurationMs(text, intParam(url.searchParams, "msPerChar", 60, 10_000)));
+  }
   res.writeHead(200, {
     ...corsHeaders(req),
+    "x-tts-engine": engine,
+    "access-control-expose-headers": "x-tts-engine",
     "content-type": "audio/wav",
     "content-length": wav.length,
     "cache-control": "no-store",

@@ -1,0 +1,47 @@
+// The voice rows of `npm run bench`: barge-in latency (from `speech_start` reaching the page to
+// the output source stopped) over 20 barge-ins of a VoiceSession against the dev stack's mock
+// STT, and SpeechPlayer's heard milliseconds (read from the audio clock) against the frames that
+// really rendered, counted by an AudioWorklet on its output (beside what a wall-clock estimate
+// would have said). Ratios and spreads only; nothing asserts a time.
+
+import { runModule } from "../tests/e2e/harness.mjs";
+
+/** Chromium refuses a routed page's WebSocket to loopback under Local Network Access checks. */
+export const VOICE_CHROMIUM_ARGS = ["--disable-features=LocalNetworkAccessChecks"];
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+export async function runVoiceBench(page, stackUrl, { tiny }) {
+  const bargeIns = tiny ? 3 : 20;
+  const runs = tiny ? 3 : 20;
+  await runModule(page, stackUrl, `
+    import { bargeInLatency } from "/bench/voice_page.mjs";
+    window.__bargeIn = await bargeInLatency(${JSON.stringify(stackUrl)}, ${bargeIns});
+  `);
+  // Each runModule loads a fresh page: read the result before the next one.
+  const bargeIn = await page.evaluate(() => window.__bargeIn);
+  await runModule(page, stackUrl, `
+    import { heardAccuracy } from "/bench/voice_page.mjs";
+    window.__heard = await heardAccuracy(${runs});
+  `);
+  const heard = await page.evaluate(() => window.__heard);
+  return {
+    bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), quantumMs: bargeIn.quantumMs },
+    heard: {
+      runs: heard.audioErrors.length,
+      audioClock: { medianMs: median(heard.audioErrors), maxMs: Math.max(...heard.audioErrors) },
+      wallClock: { medianMs: median(heard.wallErrors), maxMs: Math.max(...heard.wallErrors) },
+      quantumMs: heard.quantumMs,
+    },
+  };
+}
+
+export function voiceRows(voice) {
+  const ms = (value) => `${value.toFixed(2)} ms`;
+  const b = voice.bargeIn;
+  const h = voice.heard;
+  return [
+    [`barge-in: speech_start at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
+    [`heard ms vs the audio that rendered (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
+  ];
+}

@@ -1,0 +1,89 @@
+// Turns wasm-bindgen's output in pkg/ into the published package, which is pkg/ itself:
+// - the declarations check under any TypeScript lib (see `fixDeclarations`);
+// - the Node entry (js/node.js) sits next to the web entry;
+// - README and licenses are copied in;
+// - pkg/package.json is the publish manifest: the root manifest's public fields with the `pkg/`
+//   prefix dropped, and no scripts or dev dependencies (they point at files a consumer never gets).
+//
+// `npm pack pkg/` (or `npm publish pkg/`) packs exactly the root manifest's `files`; the packed
+// size is printed last.
+
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const root = new URL("../", import.meta.url);
+const pkg = new URL("pkg/", root);
+const read = (url) => readFileSync(url, "utf8");
+
+// Fields a consumer's tools read; everything else (scripts, devDependencies, private) stays home.
+const PUBLIC_FIELDS = [
+  "name", "version", "description", "keywords", "homepage", "bugs", "repository", "license",
+  "type", "main", "types", "exports", "files", "sideEffects", "engines",
+];
+
+const SYMBOL_DISPOSE = `
+// The classes' \`[Symbol.dispose]()\` members name a symbol that TypeScript's libs declare only
+// from \`esnext.disposable\` on. Declared here (as @types/node does) so these types check under
+// any lib; it merges with that lib's declaration where a project has it.
+declare global {
+    interface SymbolConstructor {
+        readonly dispose: unique symbol;
+    }
+}
+`;
+
+// The generated `InitOutput` lists the wasm module's raw exports: `any`-typed, named after build
+// hashes, and not for apps. What `init()` resolves to is the instance's memory, for diagnostics.
+const INIT_OUTPUT = `export interface InitOutput {
+    readonly memory: WebAssembly.Memory;
+}`;
+
+function fixDeclarations(text) {
+  let fixed = text;
+  if (!fixed.includes("interface SymbolConstructor")) {
+    fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${SYMBOL_DISPOSE}`);
+    if (!fixed.includes("interface SymbolConstructor")) throw new Error("turnguard.d.ts: no place for the Symbol.dispose declaration");
+  }
+  const initOutput = /^export interface InitOutput \{\n[\s\S]*?^\}/m;
+  if (!initOutput.test(fixed)) throw new Error("turnguard.d.ts: no InitOutput interface to curate");
+  return fixed.replace(initOutput, INIT_OUTPUT);
+}
+
+const inPkg = (path) => path.replace(/^(\.\/)?pkg\//, "$1");
+
+function mapPaths(value) {
+  if (typeof value === "string") return inPkg(value);
+  if (Array.isArray(value)) return value.map(mapPaths);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, mapPaths(inner)]));
+  }
+  return value;
+}
+
+/** The publish manifest; an export or file the build did not produce (yet) is left out. */
+function manifest(source) {
+  const out = {};
+  for (const field of PUBLIC_FIELDS) if (source[field] !== undefined) out[field] = mapPaths(source[field]);
+  const present = (path) => path === "./package.json" || existsSync(new URL(path.replace(/^\.\//, ""), pkg));
+  out.files = out.files.filter(present);
+  out.exports = Object.fromEntries(
+    Object.entries(out.exports).filter(([, target]) => typeof target !== "string" || present(target)),
+  );
+  return out;
+}
+
+const declarations = new URL("turnguard.d.ts", pkg);
+writeFileSync(declarations, fixDeclarations(read(declarations)));
+copyFileSync(new URL("js/node.js", root), new URL("node.js", pkg));
+const source = JSON.parse(read(new URL("package.json", root)));
+for (const file of source.files) {
+  if (!file.startsWith("pkg/")) copyFileSync(new URL(file, root), new URL(file, pkg));
+}
+copyFileSync(new URL("README.md", root), new URL("README.md", pkg));
+writeFileSync(new URL("package.json", pkg), `${JSON.stringify(manifest(source), null, 2)}\n`);
+
+const [pack] = JSON.parse(
+  execFileSync("npm", ["pack", "./pkg", "--dry-run", "--json", "--loglevel=error"], { cwd: root, encoding: "utf8" }),
+);
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+console.log(`size: package ${kB(pack.size)} packed, ${kB(pack.unpackedSize)} unpacked, ${pack.entryCount} files`);

@@ -1,0 +1,473 @@
+//! The voice session's state machine (V1–V4, P2): which turn is current, what reaches TTS and
+//! when, when the user's speech is a barge-in, and what the user heard of a cut answer.
+//!
+//! Same shape as the turn ladder: inputs carry `now`, outputs are pulled with
+//! [`VoiceCore::poll_action`], the one timer (a TTS timeout) is [`VoiceCore::poll_timeout`] and
+//! [`VoiceCore::handle_timeout`]. The shell owns the transcriber, the controller, the TTS calls and
+//! the player, and reports back what they did.
+//!
+//! - Finals start turns with fresh ids; partials feed captions only (T1).
+//! - TTS gets only accepted sentences and the fixed recovery text, in order, with a look-ahead of
+//!   one sentence: the next is requested while the current one plays (P2).
+//! - A failed or timed-out synthesis skips its sentence with a non-terminal error; a turn whose
+//!   every sentence failed is spoken as the recovery text, whose audio is synthesized once.
+//! - Barge-in (V2, V4): `speech_start` (outside the echo guard) or a partial of at least
+//!   `min_partial_chars` while thinking or speaking interrupts the turn, aborts its TTS, stops the
+//!   player and sets the turn's history to what was heard (P3).
+
+use crate::core::heard::{heard_text, SpokenSentence};
+use crate::core::playback::ChunkHeard;
+use crate::core::time::Millis;
+use std::collections::VecDeque;
+
+pub use crate::core::voice_config::VoiceConfig;
+pub use crate::core::voice_output::{VoiceAction, VoiceError, VoiceState};
+
+use crate::core::voice_turn::Sentence;
+pub use crate::core::voice_turn::SpeakingTurn;
+
+/// The recovery text's audio: synthesized once, then replayed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecoveryAudio {
+    Missing,
+    Requested(u64),
+    Cached,
+}
+
+/// The voice session's decisions. See the module doc.
+#[derive(Debug)]
+pub struct VoiceCore {
+    config: VoiceConfig,
+    state: VoiceState,
+    turn: Option<SpeakingTurn>,
+    next_turn: u64,
+    next_job: u64,
+    recovery_audio: RecoveryAudio,
+    /// When the current playback started, for the echo guard.
+    playback_started_at: Option<Millis>,
+    /// Sentences of turns cut by a barge-in, until the player says what played of them.
+    cut_turns: Vec<(String, Vec<(u64, String)>)>,
+    actions: VecDeque<VoiceAction>,
+}
+
+impl VoiceCore {
+    #[must_use]
+    pub fn new(config: VoiceConfig) -> Self {
+        VoiceCore {
+            config,
+            state: VoiceState::Idle,
+            turn: None,
+            next_turn: 1,
+            next_job: 1,
+            recovery_audio: RecoveryAudio::Missing,
+            playback_started_at: None,
+            cut_turns: Vec::new(),
+            actions: VecDeque::new(),
+        }
+    }
+
+    #[must_use]
+    pub fn state(&self) -> VoiceState {
+        self.state
+    }
+
+    /// The id of the turn being thought about or spoken, if any.
+    #[must_use]
+    pub fn current_turn(&self) -> Option<&str> {
+        self.turn.as_ref().map(|turn| turn.turn_id.as_str())
+    }
+
+    /// The session listens from now on.
+    pub fn start(&mut self) {
+        if self.state == VoiceState::Idle {
+            self.set_state(VoiceState::Listening);
+        }
+    }
+
+    /// A final transcript, or typed text: a barge-in if a turn is current, then a new turn.
+    pub fn on_final(&mut self, text: &str, now: Millis) {
+        if self.state.is_terminal() || text.trim().is_empty() {
+            return;
+        }
+        self.push(VoiceAction::Caption {
+            text: text.to_owned(),
+            is_final: true,
+        });
+        self.barge_in(now);
+        let turn_id = format!("turn-{}", self.next_turn);
+        self.next_turn = self.next_turn.wrapping_add(1);
+        self.turn = Some(SpeakingTurn::new(&turn_id));
+        self.push(VoiceAction::StartTurn {
+            turn_id,
+            input: text.to_owned(),
+        });
+        self.set_state(VoiceState::Thinking);
+    }
+
+    /// A partial transcript: a caption, and a barge-in when long enough (V4).
+    pub fn on_partial(&mut self, text: &str, now: Millis) {
+        if self.state.is_terminal() {
+            return;
+        }
+        self.push(VoiceAction::Caption {
+            text: text.to_owned(),
+            is_final: false,
+        });
+        if text.trim().chars().count() >= self.config.min_partial_chars.max(1) {
+            self.barge_in_and_listen(now);
+        }
+    }
+
+    /// The user started speaking: a barge-in unless within the echo guard of a playback (V4).
+    pub fn on_speech_start(&mut self, now: Millis) {
+        let guarded = self.state == VoiceState::Speaking
+            && self
+                .playback_started_at
+                .is_some_and(|at| now < at.after(self.config.echo_guard_ms));
+        if !guarded {
+            self.barge_in_and_listen(now);
+        }
+    }
+
+    /// `interrupt()` from the app (a button): a barge-in.
+    pub fn interrupt(&mut self, now: Millis) {
+        self.barge_in_and_listen(now);
+    }
+
+    /// A complete accepted sentence of `turn_id` (the controller's `onSentence`).
+    pub fn on_sentence(&mut self, turn_id: &str, text: &str, now: Millis) {
+        let Some(turn) = self.current_mut(turn_id) else {
+            return;
+        };
+        turn.sentences.push(Sentence::new(text));
+        self.feed_tts(now);
+    }
+
+    /// The turn's answer is complete (`onAcceptedText`): no more sentences come.
+    pub fn on_accepted(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// The turn got no answer (`onRecovery`): the recovery text is spoken.
+    pub fn on_recovery(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+            turn.wants_recovery = true;
+        }
+        self.feed_tts(now);
+    }
+
+    /// The turn settled (its `run` promise resolved): nothing more comes from the controller.
+    pub fn on_turn_settled(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// A synthesis finished: `ok` when it gave audio. Unknown (aborted) jobs are ignored: their
+    /// audio never plays.
+    pub fn on_synthesized(&mut self, job: u64, ok: bool, now: Millis) {
+        if self.recovery_audio == RecoveryAudio::Requested(job) {
+            self.recovery_audio = if ok {
+                RecoveryAudio::Cached
+            } else {
+                RecoveryAudio::Missing
+            };
+        }
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        let Some(index) = turn.in_flight_index(job) else {
+            return;
+        };
+        turn.in_flight = None;
+        self.finish_synthesis(index, ok, now);
+    }
+
+    /// The job's audio could not be played (undecodable, or its turn was stopped meanwhile): the
+    /// sentence counts as finished.
+    pub fn on_play_failed(&mut self, job: u64, now: Millis) {
+        if let Some(turn) = self.turn.as_mut() {
+            if let Some(sentence) = turn.sentences.iter_mut().find(|s| s.job == Some(job)) {
+                sentence.enqueued = false;
+                sentence.finished = true;
+            }
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// The player started the first audio of `turn_id`.
+    pub fn on_playback_started(&mut self, turn_id: &str, now: Millis) {
+        if self.current_turn() == Some(turn_id) && !self.state.is_terminal() {
+            self.playback_started_at = Some(now);
+            self.set_state(VoiceState::Speaking);
+        }
+    }
+
+    /// One chunk (a sentence's audio) finished playing.
+    pub fn on_chunk_ended(&mut self, job: u64, now: Millis) {
+        if let Some(turn) = self.turn.as_mut() {
+            if let Some(sentence) = turn.sentences.iter_mut().find(|s| s.job == Some(job)) {
+                sentence.finished = true;
+            }
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// What played of a stopped turn, per job, from the audio clock: the heard text goes to the
+    /// history before anything queued after the stop (the next turn must see it).
+    pub fn on_playback_stopped(&mut self, turn_id: &str, chunks: &[(u64, ChunkHeard)]) {
+        let Some(index) = self.cut_turns.iter().position(|(cut, _)| cut == turn_id) else {
+            return;
+        };
+        let (_, texts) = self.cut_turns.swap_remove(index);
+        let spoken: Vec<SpokenSentence<'_>> = texts
+            .iter()
+            .map(|(job, text)| {
+                let heard = chunks.iter().find(|(played_job, _)| played_job == job);
+                SpokenSentence {
+                    text,
+                    duration_ms: heard.map_or(1.0, |(_, chunk)| chunk.duration_ms),
+                    played_ms: heard.map_or(0.0, |(_, chunk)| chunk.played_ms),
+                }
+            })
+            .collect();
+        let text = heard_text(&spoken);
+        self.actions.push_front(VoiceAction::SetHeard {
+            turn_id: turn_id.to_owned(),
+            text,
+        });
+    }
+
+    /// The transcriber failed for good: the session fails (terminal) after silencing.
+    pub fn on_transcriber_failed(&mut self, now: Millis) {
+        if self.state.is_terminal() {
+            return;
+        }
+        self.barge_in(now);
+        self.set_state(VoiceState::Failed);
+    }
+
+    /// `stop()`: detach, interrupt, silence, abort TTS (V3). Idempotent.
+    pub fn stop(&mut self, now: Millis) {
+        if self.state == VoiceState::Stopped {
+            return;
+        }
+        self.barge_in(now);
+        self.push(VoiceAction::Detach);
+        self.set_state(VoiceState::Stopped);
+    }
+
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        self.turn
+            .as_ref()
+            .and_then(|turn| turn.in_flight)
+            .map(|(_, deadline)| deadline)
+    }
+
+    pub fn handle_timeout(&mut self, now: Millis) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        let Some((index, deadline)) = turn.in_flight else {
+            return;
+        };
+        if now < deadline {
+            return;
+        }
+        turn.in_flight = None;
+        let job = turn.sentences.get(index).and_then(|s| s.job);
+        if let Some(job) = job {
+            if self.recovery_audio == RecoveryAudio::Requested(job) {
+                self.recovery_audio = RecoveryAudio::Missing;
+            }
+            self.push(VoiceAction::AbortSynthesis { job });
+        }
+        self.skip(index, true, now);
+    }
+
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<VoiceAction> {
+        self.actions.pop_front()
+    }
+
+    fn finish_synthesis(&mut self, index: usize, ok: bool, now: Millis) {
+        if !ok {
+            self.skip(index, false, now);
+            return;
+        }
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        let Some(sentence) = turn.sentences.get_mut(index) else {
+            return;
+        };
+        sentence.enqueued = true;
+        turn.succeeded += 1;
+        let action = VoiceAction::Play {
+            job: sentence.job.unwrap_or_default(),
+            turn_id: turn.turn_id.clone(),
+            recovery: sentence.recovery,
+        };
+        self.push(action);
+        self.feed_tts(now);
+    }
+
+    fn skip(&mut self, index: usize, timed_out: bool, now: Millis) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if let Some(sentence) = turn.sentences.get_mut(index) {
+            sentence.finished = true;
+            if !sentence.recovery {
+                turn.failed += 1;
+            }
+        }
+        let turn_id = turn.turn_id.clone();
+        self.push(VoiceAction::Error(if timed_out {
+            VoiceError::TtsTimeout { turn_id }
+        } else {
+            VoiceError::TtsFailed { turn_id }
+        }));
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// Requests the next sentence when nothing is being synthesized and at most one sentence's
+    /// audio waits or plays (a look-ahead of one).
+    fn feed_tts(&mut self, now: Millis) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if self.state.is_terminal() || turn.in_flight.is_some() || turn.unfinished_audio() > 1 {
+            return;
+        }
+        // Every sentence failed: the recovery text is spoken instead (once).
+        if turn.text_complete && turn.all_failed() && !turn.wants_recovery {
+            turn.wants_recovery = true;
+        }
+        if turn.wants_recovery && !turn.recovery_queued {
+            turn.recovery_queued = true;
+            turn.sentences
+                .push(Sentence::recovery(&self.config.recovery_text));
+        }
+        let Some(index) = turn.next_unrequested() else {
+            return;
+        };
+        let job = self.next_job;
+        self.next_job = self.next_job.wrapping_add(1);
+        let turn_id = turn.turn_id.clone();
+        let Some(sentence) = turn.sentences.get_mut(index) else {
+            return;
+        };
+        sentence.job = Some(job);
+        if sentence.recovery && self.recovery_audio == RecoveryAudio::Cached {
+            sentence.enqueued = true;
+            self.push(VoiceAction::Play {
+                job,
+                turn_id,
+                recovery: true,
+            });
+            self.feed_tts(now);
+            return;
+        }
+        if sentence.recovery {
+            self.recovery_audio = RecoveryAudio::Requested(job);
+        }
+        let action = VoiceAction::Synthesize {
+            job,
+            turn_id,
+            text: sentence.text.clone(),
+            recovery: sentence.recovery,
+        };
+        turn.in_flight = Some((index, now.after(self.config.tts_timeout_ms)));
+        self.push(action);
+    }
+
+    /// Back to listening once the turn has nothing left to say or play.
+    fn check_done(&mut self) {
+        let done = self.turn.as_ref().is_some_and(SpeakingTurn::is_done);
+        if done && !self.state.is_terminal() {
+            self.turn = None;
+            self.playback_started_at = None;
+            self.set_state(VoiceState::Listening);
+        }
+    }
+
+    /// V2: interrupt the current turn, abort its TTS, silence it, and trim its history entry to
+    /// what was heard. Nothing when no turn is current. The caller sets the next state.
+    fn barge_in(&mut self, _now: Millis) {
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        self.playback_started_at = None;
+        if !turn.settled_text() {
+            self.push(VoiceAction::InterruptTurn {
+                turn_id: turn.turn_id.clone(),
+            });
+        }
+        if let Some((index, _)) = turn.in_flight {
+            if let Some(job) = turn.sentences.get(index).and_then(|s| s.job) {
+                if self.recovery_audio == RecoveryAudio::Requested(job) {
+                    self.recovery_audio = RecoveryAudio::Missing;
+                }
+                self.push(VoiceAction::AbortSynthesis { job });
+            }
+        }
+        let answer: Vec<(u64, String)> = turn
+            .sentences
+            .iter()
+            .filter(|sentence| !sentence.recovery)
+            .map(|sentence| (sentence.job.unwrap_or(u64::MAX), sentence.text.clone()))
+            .collect();
+        if turn.any_enqueued() {
+            if !answer.is_empty() {
+                // The shell answers each stop at once; a few are kept in case it never does.
+                if self.cut_turns.len() >= 4 {
+                    self.cut_turns.remove(0);
+                }
+                self.cut_turns.push((turn.turn_id.clone(), answer));
+            }
+            self.push(VoiceAction::StopPlayback {
+                turn_id: turn.turn_id.clone(),
+            });
+        } else if !answer.is_empty() {
+            self.push(VoiceAction::SetHeard {
+                turn_id: turn.turn_id.clone(),
+                text: String::new(),
+            });
+        }
+    }
+
+    /// A barge-in that leaves the session listening (speech, a partial, a button).
+    fn barge_in_and_listen(&mut self, now: Millis) {
+        self.barge_in(now);
+        if !self.state.is_terminal() && self.state != VoiceState::Idle {
+            self.set_state(VoiceState::Listening);
+        }
+    }
+
+    fn current_mut(&mut self, turn_id: &str) -> Option<&mut SpeakingTurn> {
+        self.turn.as_mut().filter(|turn| turn.turn_id == turn_id)
+    }
+
+    fn set_state(&mut self, state: VoiceState) {
+        if self.state != state {
+            self.state = state;
+            self.push(VoiceAction::StateChanged(state));
+        }
+    }
+
+    fn push(&mut self, action: VoiceAction) {
+        self.actions.push_back(action);
+    }
+}

@@ -1,0 +1,127 @@
+//! What the voice session's core reports: its state, its non-terminal errors, and the actions
+//! the shell performs in order.
+
+use std::fmt;
+
+/// `idle | listening | thinking | speaking | stopped | failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoiceState {
+    /// Not started.
+    Idle,
+    /// Waiting for the user.
+    Listening,
+    /// A turn runs and nothing of its answer plays yet.
+    Thinking,
+    /// The answer (or the recovery text) plays.
+    Speaking,
+    /// `stop()` was called; terminal.
+    Stopped,
+    /// The transcriber failed for good; terminal.
+    Failed,
+}
+
+impl VoiceState {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VoiceState::Idle => "idle",
+            VoiceState::Listening => "listening",
+            VoiceState::Thinking => "thinking",
+            VoiceState::Speaking => "speaking",
+            VoiceState::Stopped => "stopped",
+            VoiceState::Failed => "failed",
+        }
+    }
+
+    #[must_use]
+    pub fn is_terminal(self) -> bool {
+        matches!(self, VoiceState::Stopped | VoiceState::Failed)
+    }
+}
+
+/// Non-terminal problems of the speech path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VoiceError {
+    /// `synthesize` rejected or returned no audio: the sentence was skipped.
+    TtsFailed { turn_id: String },
+    /// `synthesize` did not settle within `tts_timeout_ms`: the sentence was skipped.
+    TtsTimeout { turn_id: String },
+}
+
+impl VoiceError {
+    #[must_use]
+    pub fn code(&self) -> &'static str {
+        match self {
+            VoiceError::TtsFailed { .. } => "tts_failed",
+            VoiceError::TtsTimeout { .. } => "tts_timeout",
+        }
+    }
+
+    #[must_use]
+    pub fn turn_id(&self) -> &str {
+        match self {
+            VoiceError::TtsFailed { turn_id } | VoiceError::TtsTimeout { turn_id } => turn_id,
+        }
+    }
+}
+
+impl fmt::Display for VoiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VoiceError::TtsFailed { .. } => write!(f, "synthesis failed; the sentence was skipped"),
+            VoiceError::TtsTimeout { .. } => {
+                write!(f, "synthesis timed out; the sentence was skipped")
+            }
+        }
+    }
+}
+
+/// What the shell must do, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VoiceAction {
+    StateChanged(VoiceState),
+    Caption {
+        text: String,
+        is_final: bool,
+    },
+    /// `controller.run(turn_id, input)`.
+    StartTurn {
+        turn_id: String,
+        input: String,
+    },
+    /// `controller.interrupt(turn_id)` (false for a turn already accepted: harmless).
+    InterruptTurn {
+        turn_id: String,
+    },
+    /// Call `synthesize(text, { turnId, signal })`; report with `on_synthesized`. `recovery`:
+    /// keep the decoded audio, it is asked for once per session.
+    Synthesize {
+        job: u64,
+        turn_id: String,
+        text: String,
+        recovery: bool,
+    },
+    /// Abort the signal of a synthesis still in flight and forget its result.
+    AbortSynthesis {
+        job: u64,
+    },
+    /// Enqueue the job's audio to the player (the cached recovery audio when `recovery`).
+    Play {
+        job: u64,
+        turn_id: String,
+        recovery: bool,
+    },
+    /// Stop the player and report what played with `on_playback_stopped`.
+    StopPlayback {
+        turn_id: String,
+    },
+    /// `controller.setHeardText(turn_id, text)`.
+    SetHeard {
+        turn_id: String,
+        text: String,
+    },
+    Error(VoiceError),
+    /// Stop the transcriber (R4) and release the microphone.
+    Detach,
+}

@@ -1,0 +1,358 @@
+//! Speech output over Web Audio (P1, P3, P4): the engine behind `SpeechPlayer` and `VoiceSession`.
+//!
+//! The sans-IO [`PlaybackSchedule`] decides where each buffer starts on the audio clock; this file
+//! performs it with `AudioBufferSourceNode`s into one `GainNode`. A stop ramps that gain to zero
+//! over one render quantum (no click), stops the sources at the end of the ramp, and puts a fresh
+//! gain in place for what plays next.
+//!
+//! Events go to the owner's sink after every borrow is released, so a sink may call back into
+//! the engine (or free its owner).
+
+use crate::core::playback::{PlaybackSchedule, Stopped};
+use crate::web::convert::range_error;
+use js_sys::{ArrayBuffer, Promise};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    AudioBuffer, AudioBufferSourceNode, AudioContext, AudioContextState, AudioNode,
+    AudioScheduledSourceNode, GainNode,
+};
+
+/// Frames per render quantum in every browser.
+const RENDER_QUANTUM_FRAMES: f64 = 128.0;
+
+/// What the engine reports to its owner.
+pub(crate) enum PlayerEvent {
+    /// The first buffer of a turn's playback was scheduled.
+    Start(String),
+    /// A turn's audio ran out or was stopped; heard milliseconds from the audio clock.
+    End(String, f64),
+    /// One chunk played to its end.
+    ChunkEnded(u64),
+    /// One chunk could not be decoded: it left the line.
+    ChunkFailed(u64),
+    /// Audio waits on a context the browser keeps suspended: `resume()` from a user gesture.
+    NeedsGesture,
+}
+
+pub(crate) type Sink = Box<dyn Fn(PlayerEvent)>;
+
+pub(crate) struct AudioOut {
+    context: AudioContext,
+    /// Created by the engine: it resumes it once itself and closes it on drop.
+    own_context: bool,
+    output: AudioNode,
+    gain: RefCell<Option<GainNode>>,
+    /// The gain of the last stop, ramped to zero: disconnected at the next stop.
+    retired_gain: RefCell<Option<GainNode>>,
+    schedule: RefCell<PlaybackSchedule>,
+    sources: RefCell<HashMap<u64, AudioBufferSourceNode>>,
+    /// Decoded buffers waiting for their turn in line.
+    buffers: RefCell<HashMap<u64, AudioBuffer>>,
+    needs_gesture_reported: Cell<bool>,
+    /// The engine's own first `resume()` is pending: no gesture is needed yet.
+    auto_resume_pending: Cell<bool>,
+    on_state_change: Closure<dyn FnMut()>,
+    sink: Sink,
+    weak: Weak<AudioOut>,
+}
+
+impl AudioOut {
+    /// An engine on `context` (a fresh `AudioContext` when `None`) playing into `output` (the
+    /// context's destination when `None`).
+    pub(crate) fn new(
+        context: Option<AudioContext>,
+        output: Option<AudioNode>,
+        sink: Sink,
+    ) -> Result<Rc<AudioOut>, JsValue> {
+        let own_context = context.is_none();
+        let context = match context {
+            Some(context) => context,
+            None => AudioContext::new()?,
+        };
+        let output = output.unwrap_or_else(|| context.destination().into());
+        let engine = Rc::new_cyclic(|weak: &Weak<AudioOut>| {
+            let on_change = weak.clone();
+            AudioOut {
+                context,
+                own_context,
+                output,
+                gain: RefCell::new(None),
+                retired_gain: RefCell::new(None),
+                schedule: RefCell::new(PlaybackSchedule::new()),
+                sources: RefCell::new(HashMap::new()),
+                buffers: RefCell::new(HashMap::new()),
+                needs_gesture_reported: Cell::new(false),
+                auto_resume_pending: Cell::new(false),
+                on_state_change: Closure::new(move || {
+                    if let Some(engine) = on_change.upgrade() {
+                        engine.on_state_change();
+                    }
+                }),
+                sink,
+                weak: weak.clone(),
+            }
+        });
+        let _ = engine.context.add_event_listener_with_callback(
+            "statechange",
+            engine.on_state_change.as_ref().unchecked_ref(),
+        );
+        if own_context && engine.context.state() == AudioContextState::Suspended {
+            // Our own context may start suspended even where autoplay is allowed: try once.
+            engine.auto_resume_pending.set(true);
+            let weak = engine.weak.clone();
+            let resumed = engine.context.resume();
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Ok(promise) = resumed {
+                    let _ = JsFuture::from(promise).await;
+                }
+                if let Some(engine) = weak.upgrade() {
+                    engine.auto_resume_pending.set(false);
+                    engine.flush();
+                }
+            });
+        }
+        Ok(engine)
+    }
+
+    pub(crate) fn context(&self) -> &AudioContext {
+        &self.context
+    }
+
+    /// `"idle" | "playing" | "suspended"`.
+    pub(crate) fn state(&self) -> &'static str {
+        match self.context.state() {
+            AudioContextState::Suspended => "suspended",
+            AudioContextState::Running if self.schedule.borrow().is_busy() => "playing",
+            _ => "idle",
+        }
+    }
+
+    /// Plays a decoded buffer after everything enqueued before it. `None` when the turn was
+    /// stopped: the audio is dropped.
+    pub(crate) fn enqueue_buffer(&self, turn_id: &str, buffer: AudioBuffer) -> Option<u64> {
+        let seq = self.schedule.borrow_mut().enqueue(turn_id)?;
+        self.schedule.borrow_mut().decoded(seq, buffer.duration());
+        self.buffers.borrow_mut().insert(seq, buffer);
+        self.flush();
+        Some(seq)
+    }
+
+    /// Decodes `bytes` and plays them in enqueue order. The sequence number (`None`: dropped)
+    /// and a promise that resolves once the chunk is decoded (or dropped), or rejects with a
+    /// `RangeError` when the bytes cannot be decoded.
+    pub(crate) fn enqueue_encoded(
+        &self,
+        turn_id: &str,
+        bytes: &ArrayBuffer,
+    ) -> (Option<u64>, Promise) {
+        let Some(seq) = self.schedule.borrow_mut().enqueue(turn_id) else {
+            return (None, Promise::resolve(&JsValue::UNDEFINED));
+        };
+        let decoding = match self.context.decode_audio_data(bytes) {
+            Ok(promise) => promise,
+            Err(error) => {
+                self.chunk_failed(seq);
+                return (Some(seq), Promise::reject(&decode_error(&error)));
+            }
+        };
+        let weak = self.weak.clone();
+        let done = wasm_bindgen_futures::future_to_promise(async move {
+            let decoded = JsFuture::from(decoding).await;
+            let Some(engine) = weak.upgrade() else {
+                return Ok(JsValue::UNDEFINED);
+            };
+            match decoded.and_then(JsCast::dyn_into::<AudioBuffer>) {
+                Ok(buffer) => {
+                    let kept = engine.schedule.borrow_mut().decoded(seq, buffer.duration());
+                    if kept {
+                        engine.buffers.borrow_mut().insert(seq, buffer);
+                        engine.flush();
+                    }
+                    Ok(JsValue::UNDEFINED)
+                }
+                Err(error) => {
+                    engine.chunk_failed(seq);
+                    Err(decode_error(&error))
+                }
+            }
+        });
+        (Some(seq), done)
+    }
+
+    fn chunk_failed(&self, seq: u64) {
+        self.schedule.borrow_mut().failed(seq);
+        (self.sink)(PlayerEvent::ChunkFailed(seq));
+        self.flush();
+    }
+
+    /// Silences at once and returns what played of the current turn (P1, P3). Every turn in line
+    /// is stopped: its later audio is dropped.
+    pub(crate) fn stop(&self) -> Stopped {
+        let now = self.context.current_time();
+        let stopped = self.schedule.borrow_mut().stop(now);
+        self.buffers.borrow_mut().clear();
+        let quantum = RENDER_QUANTUM_FRAMES / f64::from(self.context.sample_rate().max(1.0));
+        let silent_at = now + quantum;
+        let gain = self.gain.borrow_mut().take();
+        if let Some(gain) = gain {
+            let param = gain.gain();
+            let _ = param.cancel_scheduled_values(now);
+            let _ = param.set_value_at_time(param.value(), now);
+            let _ = param.linear_ramp_to_value_at_time(0.0, silent_at);
+            let previous = self.retired_gain.borrow_mut().replace(gain);
+            if let Some(previous) = previous {
+                let _ = previous.disconnect();
+            }
+        }
+        let sources: Vec<AudioBufferSourceNode> = {
+            let mut all = self.sources.borrow_mut();
+            stopped
+                .sources
+                .iter()
+                .filter_map(|seq| all.remove(seq))
+                .collect()
+        };
+        for source in sources {
+            let _ = AudioScheduledSourceNode::stop_with_when(&source, silent_at);
+        }
+        if let (Some(turn_id), false) = (&stopped.turn_id, stopped.chunks.is_empty()) {
+            (self.sink)(PlayerEvent::End(turn_id.clone(), stopped.heard_ms));
+        }
+        stopped
+    }
+
+    /// `context.resume()`: call it from a user gesture. Queued audio then plays in order.
+    pub(crate) fn resume(&self) -> Promise {
+        let resumed = self.context.resume();
+        let weak = self.weak.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            JsFuture::from(resumed?).await?;
+            if let Some(engine) = weak.upgrade() {
+                engine.flush();
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Schedules what is ready; reports a needed gesture when audio waits on a suspended context.
+    fn flush(&self) {
+        let running = self.context.state() == AudioContextState::Running;
+        let now = self.context.current_time();
+        let scheduled = self.schedule.borrow_mut().schedule(now, running);
+        let mut events = Vec::new();
+        for chunk in scheduled {
+            let buffer = self.buffers.borrow_mut().remove(&chunk.seq);
+            let started =
+                buffer.and_then(|buffer| self.start_source(chunk.seq, &buffer, chunk.start));
+            if started.is_none() {
+                // A closed context: the chunk counts as played so the line moves on.
+                self.finish_chunk(chunk.seq);
+                continue;
+            }
+            if chunk.first_of_turn {
+                events.push(PlayerEvent::Start(chunk.turn_id));
+            }
+        }
+        let waiting = !running && self.schedule.borrow().is_busy();
+        if waiting
+            && self.context.state() == AudioContextState::Suspended
+            && !self.auto_resume_pending.get()
+            && !self.needs_gesture_reported.replace(true)
+        {
+            events.push(PlayerEvent::NeedsGesture);
+        }
+        for event in events {
+            (self.sink)(event);
+        }
+    }
+
+    fn start_source(&self, seq: u64, buffer: &AudioBuffer, at: f64) -> Option<()> {
+        let gain = self.current_gain()?;
+        let source = self.context.create_buffer_source().ok()?;
+        source.set_buffer(Some(buffer));
+        source.connect_with_audio_node(&gain).ok()?;
+        let weak = self.weak.clone();
+        let on_ended = Closure::once_into_js(move || {
+            if let Some(engine) = weak.upgrade() {
+                engine.on_ended(seq);
+            }
+        });
+        AudioScheduledSourceNode::set_onended(&source, Some(on_ended.unchecked_ref()));
+        AudioScheduledSourceNode::start_with_when(&source, at).ok()?;
+        self.sources.borrow_mut().insert(seq, source);
+        Some(())
+    }
+
+    fn current_gain(&self) -> Option<GainNode> {
+        if let Some(gain) = self.gain.borrow().as_ref() {
+            return Some(gain.clone());
+        }
+        let gain = self.context.create_gain().ok()?;
+        gain.connect_with_audio_node(&self.output).ok()?;
+        *self.gain.borrow_mut() = Some(gain.clone());
+        Some(gain)
+    }
+
+    /// A source ended: by itself, or stopped (then it already left `sources` and counts no more).
+    fn on_ended(&self, seq: u64) {
+        let source = self.sources.borrow_mut().remove(&seq);
+        if let Some(source) = source {
+            let _ = source.disconnect();
+            self.finish_chunk(seq);
+        }
+    }
+
+    fn finish_chunk(&self, seq: u64) {
+        let now = self.context.current_time();
+        let ended = self.schedule.borrow_mut().ended(seq, now);
+        (self.sink)(PlayerEvent::ChunkEnded(seq));
+        if let Some(ended) = ended {
+            (self.sink)(PlayerEvent::End(ended.turn_id, ended.heard_ms));
+        }
+    }
+
+    fn on_state_change(&self) {
+        if self.context.state() == AudioContextState::Running {
+            self.needs_gesture_reported.set(false);
+        }
+        self.flush();
+    }
+}
+
+impl Drop for AudioOut {
+    fn drop(&mut self) {
+        let _ = self.context.remove_event_listener_with_callback(
+            "statechange",
+            self.on_state_change.as_ref().unchecked_ref(),
+        );
+        for source in self.sources.borrow_mut().drain().map(|(_, source)| source) {
+            AudioScheduledSourceNode::set_onended(&source, None);
+            let _ = AudioScheduledSourceNode::stop(&source);
+            let _ = source.disconnect();
+        }
+        for gain in [
+            self.gain.borrow_mut().take(),
+            self.retired_gain.borrow_mut().take(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let _ = gain.disconnect();
+        }
+        if self.own_context {
+            let _ = self.context.close();
+        }
+    }
+}
+
+fn decode_error(cause: &JsValue) -> JsValue {
+    let detail = js_sys::Reflect::get(cause, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|message| message.as_string())
+        .unwrap_or_default();
+    range_error(&format!("audio could not be decoded: {detail}"))
+}

@@ -1,0 +1,212 @@
+//! `SpeechPlayer`: speech audio of turns through Web Audio, gapless, silenced within one render
+//! quantum, with heard time measured on the audio clock (P1, P3, P4). The engine is
+//! [`crate::web::audio::AudioOut`]; this class adds the JS options, arguments and callbacks.
+
+use crate::web::audio::{AudioOut, PlayerEvent};
+use crate::web::convert::{range_error, type_error, Fields};
+use js_sys::{ArrayBuffer, Function, Promise};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use web_sys::{AudioBuffer, AudioContext, AudioNode, DomException};
+
+struct Callbacks {
+    on_playback_start: Option<Function>,
+    on_playback_end: Option<Function>,
+    on_needs_gesture: Option<Function>,
+}
+
+/// Plays the speech of turns: `enqueue(turnId, audio)`, `stop()` (returns heard milliseconds),
+/// `resume()` after a user gesture. See DESIGN.md §3.
+#[wasm_bindgen]
+pub struct SpeechPlayer {
+    /// Taken by `free()`: a freed player holds nothing and every method is inert.
+    engine: RefCell<Option<Rc<AudioOut>>>,
+}
+
+#[wasm_bindgen]
+impl SpeechPlayer {
+    /// `new SpeechPlayer({ audioContext?, destination?, onPlaybackStart?, onPlaybackEnd?,
+    /// onNeedsGesture? })`. Throws a `TypeError` naming a bad option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_optional_param_type = "SpeechPlayerOptions")] options: Option<
+            JsValue,
+        >,
+    ) -> Result<SpeechPlayer, JsValue> {
+        let options = options
+            .filter(|options| !options.is_undefined())
+            .unwrap_or_else(|| js_sys::Object::new().into());
+        let fields = Fields::of(&options, "options")?;
+        let (context, output) = audio_options(&fields)?;
+        let callbacks = Callbacks {
+            on_playback_start: fields.optional_function("onPlaybackStart")?,
+            on_playback_end: fields.optional_function("onPlaybackEnd")?,
+            on_needs_gesture: fields.optional_function("onNeedsGesture")?,
+        };
+        let sink = Box::new(move |event: PlayerEvent| {
+            // A throwing callback changes nothing in the player.
+            let _ = match (event, &callbacks) {
+                (
+                    PlayerEvent::Start(turn_id),
+                    Callbacks {
+                        on_playback_start: Some(f),
+                        ..
+                    },
+                ) => f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&turn_id)),
+                (
+                    PlayerEvent::End(turn_id, heard),
+                    Callbacks {
+                        on_playback_end: Some(f),
+                        ..
+                    },
+                ) => f.call2(
+                    &JsValue::UNDEFINED,
+                    &JsValue::from_str(&turn_id),
+                    &heard.into(),
+                ),
+                (
+                    PlayerEvent::NeedsGesture,
+                    Callbacks {
+                        on_needs_gesture: Some(f),
+                        ..
+                    },
+                ) => f.call0(&JsValue::UNDEFINED),
+                _ => Ok(JsValue::UNDEFINED),
+            };
+        });
+        Ok(SpeechPlayer {
+            engine: RefCell::new(Some(AudioOut::new(context, output, sink)?)),
+        })
+    }
+
+    /// Plays `audio` (an encoded `ArrayBuffer` or an `AudioBuffer`) after everything enqueued
+    /// before it, gapless. Resolves once it has its place on the audio clock (or was dropped
+    /// because its turn was stopped); rejects with a `TypeError`/`RangeError` naming the argument.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn enqueue(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ArrayBuffer | AudioBuffer")] audio: JsValue,
+    ) -> Promise {
+        let turn_id = match turn_id.as_string() {
+            Some(id) if !id.is_empty() => id,
+            Some(_) => return Promise::reject(&range_error("turnId must not be empty")),
+            None => return Promise::reject(&type_error("turnId must be a string")),
+        };
+        let Some(engine) = self.engine() else {
+            return Promise::reject(&freed());
+        };
+        if let Some(buffer) = audio.dyn_ref::<AudioBuffer>() {
+            engine.enqueue_buffer(&turn_id, buffer.clone());
+            return Promise::resolve(&JsValue::UNDEFINED);
+        }
+        match audio.dyn_ref::<ArrayBuffer>() {
+            Some(bytes) if bytes.byte_length() == 0 => {
+                Promise::reject(&range_error("audio must not be empty"))
+            }
+            Some(bytes) => engine.enqueue_encoded(&turn_id, bytes).1,
+            None => Promise::reject(&type_error(
+                "audio must be an ArrayBuffer or an AudioBuffer",
+            )),
+        }
+    }
+
+    /// Silences at once (a gain ramp of one render quantum, sources stopped) and returns the
+    /// milliseconds of the current turn that played, from the audio clock. Audio of that turn
+    /// enqueued later is dropped.
+    pub fn stop(&self) -> f64 {
+        self.engine().map_or(0.0, |engine| engine.stop().heard_ms)
+    }
+
+    /// Resumes a suspended context; call it from a user gesture (P4). Waiting audio then plays.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn resume(&self) -> Promise {
+        match self.engine() {
+            Some(engine) => engine.resume(),
+            None => Promise::reject(&freed()),
+        }
+    }
+
+    /// `"idle" | "playing" | "suspended"`.
+    #[wasm_bindgen(getter, unchecked_return_type = "SpeechPlayerState")]
+    pub fn state(&self) -> String {
+        self.engine()
+            .map_or("idle", |engine| engine.state())
+            .to_owned()
+    }
+
+    /// The `AudioContext` it plays on.
+    #[wasm_bindgen(getter = audioContext)]
+    pub fn audio_context(&self) -> Option<AudioContext> {
+        self.engine().map(|engine| engine.context().clone())
+    }
+
+    /// Silences and releases the player (a context it created is closed). Idempotent, and safe
+    /// from inside its callbacks. Also `[Symbol.dispose]()`.
+    pub fn free(&self) {
+        let engine = self
+            .engine
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut engine| engine.take());
+        if let Some(engine) = engine {
+            engine.stop();
+        }
+    }
+}
+
+impl SpeechPlayer {
+    fn engine(&self) -> Option<Rc<AudioOut>> {
+        self.engine.try_borrow().ok()?.clone()
+    }
+}
+
+impl Drop for SpeechPlayer {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+fn freed() -> JsValue {
+    DomException::new_with_message_and_name("the player was freed", "InvalidStateError")
+        .map(JsValue::from)
+        .unwrap_or_else(|_| type_error("the player was freed"))
+}
+
+/// `audioContext` and `destination` of an options object.
+pub(crate) fn audio_options(
+    fields: &Fields<'_>,
+) -> Result<(Option<AudioContext>, Option<AudioNode>), JsValue> {
+    let context = fields.get("audioContext")?;
+    let context = if context.is_undefined() {
+        None
+    } else {
+        Some(
+            context
+                .dyn_into::<AudioContext>()
+                .map_err(|_| type_error("options.audioContext must be an AudioContext"))?,
+        )
+    };
+    let output = fields.get("destination")?;
+    let output = if output.is_undefined() {
+        None
+    } else {
+        let node = output
+            .dyn_into::<AudioNode>()
+            .map_err(|_| type_error("options.destination must be an AudioNode"))?;
+        if let Some(context) = &context {
+            if !JsValue::from(node.context()).eq(&JsValue::from(context.clone())) {
+                return Err(type_error(
+                    "options.destination must belong to options.audioContext",
+                ));
+            }
+        } else {
+            return Err(type_error(
+                "options.destination needs options.audioContext, the context it belongs to",
+            ));
+        }
+        Some(node)
+    };
+    Ok((context, output))
+}

@@ -1,0 +1,449 @@
+// VoiceSession scenarios: the dev stack's mock live STT (finals from scripted audio: every 32000
+// bytes are one utterance, speech_start at its first byte), scripted routes, the dev stack's mock
+// TTS (a tone of 60 ms per character), and a real AudioContext whose source starts and stops are
+// recorded. `ctx` is `{ devstack, make }`, `make(options)` being `new VoiceSession(options)`.
+
+import { assert, assertEq, assertThrows, sleep } from "./support.js";
+import { NO_AUDIO, runningContext, sourceRecorder, synthesizeFrom, untilAudioTime } from "./audio.js";
+
+const RECOVERY = "Sorry, could you say that again?";
+const FRAMES_PER_UTTERANCE = 50; // 50 × 640 bytes = 32000 bytes, the mock's utterance
+
+async function until(condition, timeoutMs, label) {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${label}`);
+    await sleep(5);
+  }
+}
+
+/** A provision() calling the dev stack, as an app's backend would; keeps the session ids. */
+function backend(devstack) {
+  const sessions = [];
+  return {
+    sessions,
+    async provision({ signal }) {
+      const response = await fetch(`${devstack}/stt/normal/v2/live`, {
+        method: "POST",
+        signal,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
+      });
+      if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+      const session = await response.json();
+      sessions.push(session.id);
+      return session;
+    },
+  };
+}
+
+async function sttSession(devstack, id) {
+  const stats = await (await fetch(`${devstack}/__stats`)).json();
+  return stats.stt.sessions[id];
+}
+
+/** Sends `count` frames of 20 ms (silence: the mock counts bytes) to the session. */
+function speak(session, count) {
+  for (let i = 0; i < count; i += 1) session.sendAudio(new Int16Array(320));
+}
+
+/** A route answering each turn with `answers(input, request)`, recording its requests. */
+function route(answers) {
+  const requests = [];
+  return {
+    name: "scripted",
+    shareHistory: true,
+    requests,
+    generate(request) {
+      requests.push(request);
+      return answers(request.input, request);
+    },
+  };
+}
+
+/** The dev stack's TTS as the app's adapter, recording what it was asked. */
+function tts(devstack, options = {}) {
+  const calls = [];
+  return {
+    calls,
+    synthesize(text, { turnId, signal }) {
+      const call = { text, turnId, signal };
+      calls.push(call);
+      return synthesizeFrom(devstack, text, { signal: options.ignoreSignal ? undefined : signal, ...options });
+    },
+  };
+}
+
+/** Callbacks that record what the session reports. */
+function recorder() {
+  const log = { states: [], captions: [], turns: [], errors: [] };
+  return {
+    log,
+    onStateChange: (state) => log.states.push(state),
+    onCaption: (text, isFinal) => log.captions.push([text, isFinal]),
+    onTurn: (record) => log.turns.push(record),
+    onError: (error) => log.errors.push(error),
+  };
+}
+
+/** Runs `body` on a running context with recorded sources, or reports the skip. */
+async function withAudio(body) {
+  const context = await runningContext();
+  if (!context) return { skipped: NO_AUDIO };
+  const sources = sourceRecorder();
+  try {
+    return await body(context, sources);
+  } finally {
+    sources.restore();
+    await context.close().catch(() => {});
+  }
+}
+
+const scenarios = {
+  async aScriptedFinalGetsASpokenAnswer({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const llm = route(() => "It is sunny. Take an umbrella.");
+      const speech = tts(devstack);
+      const events = recorder();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events });
+      assertEq(session.state, "idle", "before start");
+      await session.start({ microphone: false });
+      assertEq(session.state, "listening", "after start");
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => events.log.turns.length === 1 && session.state === "listening", 8000, "the spoken answer");
+      assertEq(events.log.states, ["listening", "thinking", "speaking", "listening"], "states");
+      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["It is sunny.", "turn-1"], ["Take an umbrella.", "turn-1"]], "TTS got the accepted sentences in order");
+      assertEq(sources.starts.length, 2, "both sentences played");
+      const [first, second] = sources.starts;
+      assert(Math.abs(second.when - (first.when + first.duration)) < 0.01 || second.when > first.when + first.duration, "in order");
+      assertEq([events.log.turns[0].turnId, events.log.turns[0].status, events.log.turns[0].input], ["turn-1", "accepted", "utterance 1"], "the record");
+      assert(events.log.captions.some(([text, isFinal]) => text === "utterance 1" && isFinal), "the final caption");
+      assert(events.log.captions.some(([text, isFinal]) => text === "utterance" && !isFinal), "the partial caption");
+      assertEq(session.history, [{ role: "user", content: "utterance 1" }, { role: "assistant", content: "It is sunny. Take an umbrella." }], "history");
+      assertEq(events.log.errors, [], "no errors");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async speechStartDuringTheAnswerSilencesItAndHistoryKeepsTheHeardPart({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const second = "Then it rains for a while with wind from the west and some thunder later";
+      const llm = route((input) => (input === "utterance 1" ? `Sunny now. ${second}.` : "Noted."));
+      const speech = tts(devstack);
+      const events = recorder();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const cut = sources.starts[1];
+      await untilAudioTime(context, cut.when + cut.duration * 0.4);
+      speak(session, 5); // the next utterance begins: speech_start
+      await until(() => session.state === "listening" && sources.stops.length > 0, 3000, "the barge-in");
+      const stop = sources.stops.at(-1);
+      assert(stop.node === cut.node, "the playing source was stopped");
+      const share = (stop.at - cut.when) / cut.duration;
+      const words = `${second}.`.split(/\s+/);
+      // The player read the audio clock in the same task as this recorder, a hair earlier: one
+      // word either side of the proportional cut is the clock's own granularity.
+      const heardAt = (count) => ["Sunny now.", ...words.slice(0, count)].join(" ");
+      const exact = Math.floor(words.length * share);
+      const content = session.history[1]?.content;
+      assert([exact - 1, exact, exact + 1].map(heardAt).includes(content), `heard "${content}", expected about "${heardAt(exact)}"`);
+      assert(exact > 0 && exact < words.length, `the cut fell inside the sentence (${share})`);
+      const expected = content;
+      await sleep(300);
+      assertEq(sources.starts.length, 2, "nothing of the cut answer plays afterwards");
+      speak(session, FRAMES_PER_UTTERANCE - 5); // utterance 2 completes: a new turn
+      await until(() => llm.requests.length === 2, 5000, "the next turn");
+      assertEq(llm.requests[1].history, [{ role: "user", content: "utterance 1" }, { role: "assistant", content: expected }], "the next turn sees only the heard part");
+      await until(() => events.log.turns.length === 2, 5000, "the second record");
+      await session.stop();
+      session.free();
+      return { heardShare: Number(share.toFixed(3)), heard: expected };
+    });
+  },
+
+  async ttsAudioResolvingAfterAnInterruptNeverPlays({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const llm = route(() => "This answer is cut before it is heard.");
+      const speech = tts(devstack, { delayMs: 600, ignoreSignal: true });
+      const events = recorder();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, synthesize: speech.synthesize, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      session.sendText("tell me something");
+      await until(() => speech.calls.length === 1, 3000, "the synthesis request");
+      session.interrupt();
+      assert(speech.calls[0].signal.aborted, "the TTS signal aborted");
+      assertEq(session.state, "listening", "listening after the interrupt");
+      await sleep(1000); // the audio arrives meanwhile
+      assertEq(sources.starts.length, 0, "the late audio never played");
+      // The same after stop(): a new turn whose audio lands after the session stopped.
+      session.sendText("again");
+      await until(() => speech.calls.length === 2, 3000, "the second synthesis request");
+      await session.stop();
+      await sleep(1000);
+      assertEq(sources.starts.length, 0, "nothing played after stop");
+      session.free();
+    });
+  },
+
+  async aFinalDuringThinkingCancelsTheOldTurnAndStartsTheNewOne({ devstack, make }) {
+    return withAudio(async (context) => {
+      const app = backend(devstack);
+      const signals = [];
+      const llm = route((input, request) => {
+        signals.push(request.signal);
+        if (input === "utterance 1") return new Promise(() => {}); // thinks forever
+        return "Second answer.";
+      });
+      const speech = tts(devstack);
+      const events = recorder();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => session.state === "thinking" && llm.requests.length === 1, 5000, "thinking");
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => events.log.turns.length === 2 && session.state === "listening", 8000, "both turns settled");
+      const byId = Object.fromEntries(events.log.turns.map((record) => [record.turnId, record.status]));
+      assertEq(byId, { "turn-1": "cancelled", "turn-2": "accepted" }, "records");
+      assert(signals[0].aborted, "the old turn's route signal aborted");
+      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["Second answer.", "turn-2"]], "only the new turn reached TTS");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const calls = [];
+      const synthesize = (text, { signal }) => {
+        calls.push(text);
+        if (text === RECOVERY) return synthesizeFrom(devstack, text, { signal });
+        return Promise.reject(new Error("voice unavailable"));
+      };
+      const llm = route(() => "One. Two.");
+      const events = recorder();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, synthesize, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      for (const question of ["first", "second"]) {
+        session.sendText(question);
+        await until(() => session.state === "listening" && events.log.turns.length === (question === "first" ? 1 : 2), 8000, `${question} turn spoken`);
+      }
+      assertEq(calls, ["One.", "Two.", RECOVERY, "One.", "Two."], "recovery synthesized once, then cached");
+      assertEq(sources.starts.length, 2, "the recovery text played for each turn");
+      assertEq(events.log.errors.map((e) => [e.code, e.terminal]), Array(4).fill(["tts_failed", false]), "non-terminal errors per skipped sentence");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async stopTwiceEndsTheMicrophoneAndNothingReconnects({ devstack, make }) {
+    return withAudio(async (context) => {
+      const streams = [];
+      const original = navigator.mediaDevices.getUserMedia;
+      navigator.mediaDevices.getUserMedia = async function (constraints) {
+        const stream = await original.call(this, constraints);
+        streams.push(stream);
+        return stream;
+      };
+      try {
+        const app = backend(devstack);
+        const events = recorder();
+        const session = make({ routes: [route(() => "Hi.")], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize, audioContext: context, ...events });
+        await session.start(); // the default microphone (fake device)
+        assertEq(streams.length, 1, "one microphone stream opened");
+        const tracks = streams[0].getAudioTracks();
+        assert(tracks.length > 0 && tracks.every((t) => t.readyState === "live"), "live tracks");
+        await session.start();
+        assertEq(streams.length, 1, "a second start() opens no second microphone");
+        await Promise.all([session.stop(), session.stop()]);
+        await session.stop();
+        assertEq(session.state, "stopped", "stopped");
+        assertEq(tracks.map((t) => t.readyState), tracks.map(() => "ended"), "the microphone tracks ended");
+        const before = await sttSession(devstack, app.sessions[0]);
+        await sleep(800);
+        const after = await sttSession(devstack, app.sessions[0]);
+        assertEq(after.connections, before.connections, "no reconnect after stop");
+        assertEq([app.sessions.length, after.connections], [1, 1], "one session, one connection");
+        assertEq(events.log.states.filter((s) => s === "stopped").length, 1, "one stopped state");
+        await assertThrows(() => session.sendText("late"), DOMException, /stopped/, "sendText after stop");
+        if (Symbol.dispose) session[Symbol.dispose]();
+        session.free();
+        assertEq(session.state, "stopped", "stopped after dispose");
+      } finally {
+        navigator.mediaDevices.getUserMedia = original;
+      }
+    });
+  },
+
+  async callbacksMayStopAndFreeTheSession({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      let session;
+      const states = [];
+      session = make({
+        routes: [route(() => "A rather long answer that will be cut off.")],
+        recoveryText: RECOVERY,
+        synthesize: tts(devstack).synthesize,
+        audioContext: context,
+        onStateChange(state) {
+          states.push(state);
+          if (state === "speaking") session.stop();
+          if (state === "stopped") session.free();
+        },
+      });
+      await session.start({ microphone: false });
+      session.sendText("go");
+      await until(() => states.includes("stopped"), 5000, "stopped from a callback");
+      assertEq(states, ["listening", "thinking", "speaking", "stopped"], "states");
+      assertEq(sources.stops.length, 1, "silenced");
+      assertEq(session.state, "stopped", "a freed session reads as stopped");
+      session.free();
+    });
+  },
+
+  async aSlowSynthesisIsSkippedAfterTtsTimeoutMs({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const calls = [];
+      const synthesize = (text, { signal }) => {
+        calls.push({ text, signal });
+        return synthesizeFrom(devstack, text, { signal, fault: text.startsWith("Slow") ? "hang" : "ok" });
+      };
+      const events = recorder();
+      const session = make({ routes: [route(() => "Slow one. Quick two.")], recoveryText: RECOVERY, synthesize, ttsTimeoutMs: 300, audioContext: context, ...events });
+      await session.start({ microphone: false });
+      session.sendText("go");
+      await until(() => events.log.turns.length === 1 && session.state === "listening", 5000, "the turn spoken");
+      assertEq(calls.map((c) => c.text), ["Slow one.", "Quick two."], "both requested, in order");
+      assert(calls[0].signal.aborted, "the slow request was aborted at the timeout");
+      assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.turnId]), [["tts_timeout", false, "turn-1"]], "one non-terminal error");
+      assertEq(sources.starts.length, 1, "the other sentence played");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const events = recorder();
+      const session = make({
+        routes: [route(() => "A long answer that keeps playing for several seconds while the user starts to talk.")],
+        recoveryText: RECOVERY,
+        provision: app.provision,
+        synthesize: tts(devstack).synthesize,
+        audioContext: context,
+        bargeIn: { echoGuardMs: 60_000, minPartialChars: 5 },
+        ...events,
+      });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => session.state === "speaking", 5000, "speaking");
+      speak(session, 5); // speech_start inside the echo guard
+      await sleep(300);
+      assertEq([session.state, sources.stops.length], ["speaking", 0], "a guarded speech start changes nothing");
+      speak(session, 20); // half the utterance: the partial "utterance" (9 characters ≥ 5)
+      await until(() => session.state === "listening", 3000, "the partial's barge-in");
+      assertEq(sources.stops.length, 1, "silenced");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async aSuspendedContextAsksForAGestureAndSpeaksAfterResume({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      await context.suspend(); // a page without a user gesture yet
+      let gestures = 0;
+      const events = recorder();
+      const session = make({
+        routes: [route(() => "Hello after the click.")],
+        recoveryText: RECOVERY,
+        synthesize: tts(devstack).synthesize,
+        audioContext: context,
+        onNeedsGesture: () => (gestures += 1),
+        ...events,
+      });
+      await session.start({ microphone: false });
+      session.sendText("hi");
+      await until(() => gestures === 1, 5000, "onNeedsGesture");
+      await sleep(100);
+      assertEq([session.state, sources.starts.length], ["thinking", 0], "the answer waits");
+      await session.resume(); // from the click handler
+      await until(() => events.log.states.includes("speaking"), 3000, "speaking after resume");
+      assertEq(sources.starts.length, 1, "the waiting answer played");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async badOptionsAndArgumentsThrowNamedErrors({ make }) {
+    const routes = [route(() => "x")];
+    const synthesize = () => new ArrayBuffer(8);
+    const base = { routes, recoveryText: RECOVERY, synthesize };
+    const cases = [
+      ["no options", undefined, TypeError, /options/],
+      ["no recoveryText", { routes, synthesize }, TypeError, /options\.recoveryText/],
+      ["blank recoveryText", { ...base, recoveryText: "  " }, RangeError, /options\.recoveryText/],
+      ["no synthesize", { routes, recoveryText: RECOVERY }, TypeError, /options\.synthesize/],
+      ["routes", { ...base, routes: "primary" }, TypeError, /options\.routes/],
+      ["empty routes", { ...base, routes: [] }, RangeError, /options\.routes/],
+      ["provision", { ...base, provision: "url" }, TypeError, /options\.provision/],
+      ["audioContext", { ...base, audioContext: {} }, TypeError, /options\.audioContext/],
+      ["controller", { ...base, controller: 5 }, TypeError, /options\.controller/],
+      ["controller field", { ...base, controller: { turnDeadlineMs: -1 } }, RangeError, /options\.controller\.turnDeadlineMs/],
+      ["transcriber", { ...base, provision: () => ({}), transcriber: { bufferMs: -1 } }, RangeError, /options\.transcriber\.bufferMs/],
+      ["bargeIn", { ...base, bargeIn: true }, TypeError, /options\.bargeIn/],
+      ["minPartialChars", { ...base, bargeIn: { minPartialChars: 0 } }, RangeError, /options\.bargeIn\.minPartialChars/],
+      ["echoGuardMs", { ...base, bargeIn: { echoGuardMs: -5 } }, RangeError, /options\.bargeIn\.echoGuardMs/],
+      ["ttsTimeoutMs", { ...base, ttsTimeoutMs: 0 }, RangeError, /options\.ttsTimeoutMs/],
+      ["onStateChange", { ...base, onStateChange: "log" }, TypeError, /options\.onStateChange/],
+      ["onCaption", { ...base, onCaption: 1 }, TypeError, /options\.onCaption/],
+      ["onTurn", { ...base, onTurn: {} }, TypeError, /options\.onTurn/],
+      ["onError", { ...base, onError: [] }, TypeError, /options\.onError/],
+      ["onNeedsGesture", { ...base, onNeedsGesture: 1 }, TypeError, /options\.onNeedsGesture/],
+      ["destination", { ...base, destination: {} }, TypeError, /options\.destination/],
+    ];
+    for (const [label, options, type, pattern] of cases) {
+      await assertThrows(() => make(options), type, pattern, label);
+    }
+    const context = new AudioContext();
+    const session = make({ ...base, audioContext: context });
+    await assertThrows(() => session.sendText(5), TypeError, /text/, "numeric text");
+    await assertThrows(() => session.sendText(" "), RangeError, /text/, "blank text");
+    await assertThrows(() => session.sendAudio(new Int16Array(4)), TypeError, /provision/, "audio without a transcriber");
+    await assertThrows(() => session.start({ microphone: "yes" }), TypeError, /options\.microphone/, "microphone");
+    await assertThrows(() => session.start(7), TypeError, /options/, "start options");
+    await assertThrows(() => session.start(), TypeError, /provision/, "a microphone needs provision");
+    assertEq(session.state, "idle", "bad input changed nothing");
+    const listening = make({ ...base, provision: () => ({ url: "ws://127.0.0.1:1/never" }), audioContext: context });
+    await assertThrows(() => listening.sendAudio("pcm"), TypeError, /pcm/, "string audio");
+    listening.free();
+    session.free();
+    await context.close();
+  },
+};
+
+export async function runScenario(name, devstack, make) {
+  const scenario = scenarios[name];
+  if (!scenario) throw new Error(`no scenario named ${name}`);
+  const uncaught = [];
+  const record = (event) => uncaught.push(String(event.message ?? event.reason));
+  window.addEventListener("error", record);
+  window.addEventListener("unhandledrejection", record);
+  try {
+    const measured = await scenario({ devstack, make });
+    await sleep(0);
+    assertEq(uncaught, [], "uncaught errors");
+    assert(!(measured?.skipped && /Chrome/.test(navigator.userAgent)), `${name} skipped in Chrome: ${measured?.skipped}`);
+    if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);
+  } catch (error) {
+    const stack = String(error?.stack ?? "");
+    const message = String(error?.message ?? error);
+    throw Object.assign(new Error(message), { stack: stack.includes(message) ? stack : `${message}\n${stack}` });
+  } finally {
+    window.removeEventListener("error", record);
+    window.removeEventListener("unhandledrejection", record);
+  }
+}

@@ -1,0 +1,45 @@
+//! VoiceSession in headless Chrome and Firefox against the dev stack (mock live STT, mock TTS) on
+//! a real AudioContext: the scenarios live in `tests/browser/session.js`.
+#![cfg(target_arch = "wasm32")]
+
+#[macro_use]
+mod web;
+
+use js_sys::Function;
+use turnguard::web::VoiceSession;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen(module = "/tests/browser/session.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = runScenario)]
+    async fn run_scenario(name: &str, devstack: &str, make: &Function) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(module = "/tests/browser/audio.js")]
+extern "C" {
+    // Declared so wasm-bindgen ships the helpers beside the scenario files that import them.
+    #[wasm_bindgen(js_name = quantum)]
+    fn _quantum(context: &JsValue) -> f64;
+}
+
+async fn scenario(name: &str) {
+    let make = web::factory1(VoiceSession::new);
+    web::expect_scenario(name, run_scenario(name, web::devstack_url(), &make)).await;
+}
+
+scenarios! {
+    a_scripted_final_gets_a_spoken_answer => "aScriptedFinalGetsASpokenAnswer",
+    speech_start_during_the_answer_silences_it_and_history_keeps_the_heard_part => "speechStartDuringTheAnswerSilencesItAndHistoryKeepsTheHeardPart",
+    tts_audio_resolving_after_an_interrupt_never_plays => "ttsAudioResolvingAfterAnInterruptNeverPlays",
+    a_final_during_thinking_cancels_the_old_turn_and_starts_the_new_one => "aFinalDuringThinkingCancelsTheOldTurnAndStartsTheNewOne",
+    every_sentence_failing_speaks_the_recovery_text_synthesized_once => "everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce",
+    stop_twice_ends_the_microphone_and_nothing_reconnects => "stopTwiceEndsTheMicrophoneAndNothingReconnects",
+    callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
+    a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
+    the_echo_guard_ignores_speech_starts_but_a_long_partial_still_barges_in => "theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn",
+    a_suspended_context_asks_for_a_gesture_and_speaks_after_resume => "aSuspendedContextAsksForAGestureAndSpeaksAfterResume",
+    bad_options_and_arguments_throw_named_errors => "badOptionsAndArgumentsThrowNamedErrors",
+}

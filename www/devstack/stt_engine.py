@@ -1,0 +1,149 @@
+"""Local speech recognition for the dev stack's live STT (www/devstack/speech.mjs).
+
+One process serves every live session of the dev stack. It reads JSON lines on stdin and writes
+JSON lines on stdout, each tagged with the session number Node gave it:
+
+  in:  {"op": "open", "id": 1}
+       {"op": "audio", "id": 1, "pcm": "<base64 PCM16 LE mono 16 kHz>"}
+       {"op": "flush", "id": 1}      end of the recording: finish the utterance in progress
+       {"op": "close", "id": 1}
+  out: {"type": "ready"}             once, when the model is loaded
+       {"id": 1, "type": "speech_start", "time": 0.42}
+       {"id": 1, "type": "partial", "text": "what is", "start": 0.42, "end": 1.2}
+       {"id": 1, "type": "final", "text": "what is the weather", "start": 0.42, "end": 2.1}
+       {"id": 1, "type": "speech_end", "time": 2.1}
+       {"id": 1, "type": "flushed"}
+
+pocketsphinx 5's Endpointer (WebRTC VAD) finds where speech starts and ends; its Decoder, with the
+US-English model shipped in the wheel, turns each utterance into text. Times are seconds of audio
+received by the session, like Gladia's. Nothing said is ever logged.
+"""
+
+import base64
+import json
+import signal
+import sys
+
+from pocketsphinx import Decoder, Endpointer
+
+SAMPLE_RATE = 16000
+# Seconds of audio between two partial hypotheses: often enough for live captions, rarely
+# enough to keep the decoder's search cheap.
+PARTIAL_EVERY_S = 0.3
+
+
+def emit(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+class Session:
+    """One live session: an endpointer, a decoder, and the audio not yet framed."""
+
+    def __init__(self, session_id):
+        self.id = session_id
+        self.endpointer = Endpointer(vad_mode=3, sample_rate=SAMPLE_RATE)
+        self.decoder = Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
+        self.pending = b""
+        self.received = 0  # bytes, for the time of partials
+        self.in_utterance = False
+        self.last_partial = ""
+        self.since_partial = 0.0
+
+    def audio(self, pcm):
+        self.received += len(pcm)
+        self.pending += pcm
+        size = self.endpointer.frame_bytes
+        while len(self.pending) >= size:
+            frame, self.pending = self.pending[:size], self.pending[size:]
+            self.frame(self.endpointer.process(frame))
+
+    def frame(self, speech, final_frame=False):
+        """Feeds one frame the endpointer passed on (None: silence outside an utterance)."""
+        if speech is None:
+            return
+        if not self.in_utterance:
+            self.in_utterance = True
+            self.decoder.start_utt()
+            self.last_partial = ""
+            self.since_partial = 0.0
+            emit({"id": self.id, "type": "speech_start", "time": round(self.endpointer.speech_start, 3)})
+        self.decoder.process_raw(speech)
+        if self.endpointer.in_speech and not final_frame:
+            self.partial(len(speech) / 2 / SAMPLE_RATE)
+        else:
+            self.finish()
+
+    def partial(self, seconds):
+        self.since_partial += seconds
+        if self.since_partial < PARTIAL_EVERY_S:
+            return
+        self.since_partial = 0.0
+        hyp = self.decoder.hyp()
+        text = hyp.hypstr if hyp else ""
+        if text and text != self.last_partial:
+            self.last_partial = text
+            emit({"id": self.id, "type": "partial", "text": text, "start": self.start(), "end": self.now()})
+
+    def finish(self):
+        self.in_utterance = False
+        self.decoder.end_utt()
+        hyp = self.decoder.hyp()
+        text = hyp.hypstr if hyp else ""
+        end = round(self.endpointer.speech_end, 3)
+        emit({"id": self.id, "type": "speech_end", "time": end})
+        # Noise the VAD took for speech decodes to nothing: no transcript for it.
+        if text:
+            emit({"id": self.id, "type": "final", "text": text, "start": self.start(), "end": end})
+
+    def flush(self):
+        # end_stream pads the last partial frame and closes an utterance in progress.
+        # (end_stream cannot take an empty buffer: a frame's worth of silence stands in.)
+        tail = self.pending or bytes(self.endpointer.frame_bytes)
+        speech = self.endpointer.end_stream(tail)
+        self.pending = b""
+        if speech is not None:
+            self.frame(speech, final_frame=True)
+        elif self.in_utterance:
+            self.finish()
+        emit({"id": self.id, "type": "flushed"})
+
+    def start(self):
+        return round(self.endpointer.speech_start, 3)
+
+    def now(self):
+        return round(self.received / 2 / SAMPLE_RATE, 3)
+
+
+def main():
+    # Ctrl-C reaches the whole process group: the dev stack stops this process itself (stdin
+    # closes, or SIGTERM), so the interrupt is not ours to act on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sessions = {}
+    # Loading the model once up front makes the first session start as fast as the others.
+    Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
+    emit({"type": "ready"})
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        op, session_id = message.get("op"), message.get("id")
+        if op == "open":
+            sessions[session_id] = Session(session_id)
+        elif op == "close":
+            sessions.pop(session_id, None)
+        elif session_id in sessions:
+            try:
+                if op == "audio":
+                    sessions[session_id].audio(base64.b64decode(message.get("pcm", "")))
+                elif op == "flush":
+                    sessions[session_id].flush()
+            except Exception as error:  # one broken session must not end the others
+                sys.stderr.write(f"stt_engine: session {session_id}: {type(error).__name__}\n")
+                sessions.pop(session_id, None)
+                emit({"id": session_id, "type": "error"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+// A timeline entry list covering every mark the timeline draws: the Node test checks the SVG of
+// it, and the README picture is rendered from it when no live session is at hand.
+
+export function sampleEntries() {
+  const entries = [];
+  const add = (t, entry) => entries.push({ t, ...entry });
+  const turn = (t, event) => add(t, { kind: "turn", event: { at: t, ...event } });
+  add(0, { kind: "stt_state", state: "provisioning" });
+  add(40, { kind: "provision", ok: true });
+  add(40, { kind: "stt_state", state: "connecting" });
+  add(90, { kind: "stt_state", state: "open" });
+  // turn-1: the primary answers 500, the fallback streams the answer, spoken in full.
+  turn(1000, { type: "turn_started", turnId: "turn-1" });
+  turn(1000, { type: "attempt_started", turnId: "turn-1", requestId: "turn-1:attempt:1", route: "primary", timeoutAt: 2500 });
+  turn(1060, { type: "attempt_finished", turnId: "turn-1", requestId: "turn-1:attempt:1", route: "primary", result: "error", error: "http_500", durationMs: 60 });
+  turn(1060, { type: "attempt_started", turnId: "turn-1", requestId: "turn-1:attempt:2", route: "fallback", timeoutAt: 2560 });
+  turn(1300, { type: "committed", turnId: "turn-1", requestId: "turn-1:attempt:2", route: "fallback", latencyMs: 300 });
+  add(1400, { kind: "sentence", turnId: "turn-1" });
+  add(1450, { kind: "speech", turnId: "turn-1", phase: "start" });
+  add(1700, { kind: "sentence", turnId: "turn-1" });
+  turn(1750, { type: "attempt_finished", turnId: "turn-1", requestId: "turn-1:attempt:2", route: "fallback", result: "accepted", durationMs: 690 });
+  turn(1750, { type: "accepted", turnId: "turn-1", requestId: "turn-1:attempt:2", route: "fallback", latencyMs: 750 });
+  add(3400, { kind: "speech", turnId: "turn-1", phase: "end" });
+  // The socket drops (1006): a backoff, the same URL again.
+  add(3600, { kind: "stt_state", state: "backoff" });
+  add(4100, { kind: "stt_state", state: "connecting" });
+  add(4150, { kind: "stt_state", state: "open" });
+  // turn-2: the user talks over the answer.
+  turn(4500, { type: "turn_started", turnId: "turn-2" });
+  turn(4500, { type: "attempt_started", turnId: "turn-2", requestId: "turn-2:attempt:1", route: "primary", timeoutAt: 6000 });
+  turn(4700, { type: "committed", turnId: "turn-2", requestId: "turn-2:attempt:1", route: "primary", latencyMs: 200 });
+  add(4800, { kind: "sentence", turnId: "turn-2" });
+  add(4850, { kind: "speech", turnId: "turn-2", phase: "start" });
+  add(5100, { kind: "sentence", turnId: "turn-2" });
+  turn(5200, { type: "attempt_finished", turnId: "turn-2", requestId: "turn-2:attempt:1", route: "primary", result: "accepted", durationMs: 700 });
+  turn(5200, { type: "accepted", turnId: "turn-2", requestId: "turn-2:attempt:1", route: "primary", latencyMs: 700 });
+  add(5900, { kind: "barge_in", turnId: "turn-2" });
+  add(5900, { kind: "speech", turnId: "turn-2", phase: "cut", heardMs: 1050, unheardMs: 1400 });
+  // The session dies (4403): a re-provision, then the server refuses: failed.
+  add(6200, { kind: "stt_state", state: "provisioning" });
+  add(6230, { kind: "provision", ok: false, status: 429 });
+  add(6230, { kind: "stt_error", code: "audio_dropped", terminal: false, frames: 12 });
+  // turn-3: both routes hang; the deadline brings the recovery text.
+  turn(6500, { type: "turn_started", turnId: "turn-3" });
+  turn(6500, { type: "attempt_started", turnId: "turn-3", requestId: "turn-3:attempt:1", route: "primary", timeoutAt: 7500 });
+  turn(7500, { type: "attempt_finished", turnId: "turn-3", requestId: "turn-3:attempt:1", route: "primary", result: "timeout", error: "timeout", durationMs: 1000 });
+  turn(7500, { type: "attempt_started", turnId: "turn-3", requestId: "turn-3:attempt:2", route: "fallback", timeoutAt: 8500 });
+  turn(8500, { type: "attempt_finished", turnId: "turn-3", requestId: "turn-3:attempt:2", route: "fallback", result: "cancelled", durationMs: 1000 });
+  turn(8500, { type: "recovered", turnId: "turn-3", reason: "deadline", latencyMs: 2000 });
+  add(8600, { kind: "speech", turnId: "turn-3", phase: "start" });
+  add(9400, { kind: "speech", turnId: "turn-3", phase: "end" });
+  add(9500, { kind: "stt_state", state: "failed" });
+  add(9500, { kind: "stt_error", code: "provision_rejected", terminal: true, status: 401 });
+  return entries;
+}

@@ -1,0 +1,269 @@
+// The demo's live timeline: pure functions from the list of what the app was told (TurnController
+// `onEvent`, LiveTranscriber `onStateChange`/`onError`, the app's own provision() calls, speech
+// playback) to an SVG string. No DOM, no clock: the page passes `now`, and Node tests it.
+//
+// An entry is `{ t, kind, ... }`, `t` in milliseconds on one clock (the page's performance.now()):
+//   { kind: "turn", event }                          a TurnController onEvent event
+//   { kind: "sentence", turnId }                     a sentence went to TTS (onSentence)
+//   { kind: "speech", turnId, phase, heardMs?, unheardMs? }
+//                                                    playback "start", "end", or "cut" (barge-in:
+//                                                    heardMs played, unheardMs of audio never played)
+//   { kind: "barge_in", turnId }                     the user talked over the answer
+//   { kind: "stt_state", state }                     LiveTranscriber onStateChange
+//   { kind: "stt_error", code, terminal, frames? }   LiveTranscriber onError
+//   { kind: "provision", ok, status? }               the app's provision() answered
+
+/** Colours by attempt result and by STT state; the legend uses the same. */
+export const RESULT_COLOURS = Object.freeze({
+  accepted: "#2e9d4f",
+  running: "#4a7fd6",
+  timeout: "#e08a1e",
+  error: "#d23f3f",
+  cancelled: "#9a9a9a",
+  late: "#8e5cc2",
+});
+export const STT_COLOURS = Object.freeze({
+  provisioning: "#c9b8ef",
+  connecting: "#f2d184",
+  open: "#8fd1a0",
+  backoff: "#f3a7a7",
+  idle: "#eeeeee",
+  stopped: "#d5d5d5",
+  failed: "#d23f3f",
+});
+
+const LABEL_WIDTH = 92;
+const ROW = 14;
+const LANE_GAP = 10;
+const MAX_TURNS = 8;
+
+/** Folds the entries into turns, the STT lane and the counters. */
+export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
+  const turns = new Map();
+  const stt = { segments: [], marks: [], provisions: 0 };
+  const counters = { llmCalls: 0, recoveries: 0, reprovisions: 0, droppedFrames: 0 };
+  const turnOf = (turnId, t) => {
+    if (!turns.has(turnId)) {
+      turns.set(turnId, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], speech: null, bargeIn: null, events: [] });
+    }
+    return turns.get(turnId);
+  };
+  let sttState = null;
+  for (const entry of entries) {
+    const { t } = entry;
+    if (entry.kind === "turn") {
+      const { event } = entry;
+      const turn = turnOf(event.turnId, t);
+      turn.events.push(entry);
+      applyTurnEvent(turn, event, t, counters, turnDeadlineMs);
+    } else if (entry.kind === "sentence") {
+      turnOf(entry.turnId, t).sentences.push(t);
+    } else if (entry.kind === "speech") {
+      const turn = turnOf(entry.turnId, t);
+      if (entry.phase === "start") turn.speech = { start: t, end: null, heardEnd: null, cut: false, unheardMs: 0 };
+      else if (turn.speech) {
+        turn.speech.end = t;
+        turn.speech.cut = entry.phase === "cut";
+        turn.speech.heardEnd = entry.heardMs === undefined ? t : turn.speech.start + entry.heardMs;
+        turn.speech.unheardMs = entry.unheardMs ?? 0;
+      }
+    } else if (entry.kind === "barge_in") {
+      turnOf(entry.turnId, t).bargeIn = t;
+    } else if (entry.kind === "stt_state") {
+      const last = stt.segments.at(-1);
+      if (last) last.to = t;
+      // Leaving `open` for `backoff` or `provisioning` means the socket closed.
+      if (sttState === "open" && (entry.state === "backoff" || entry.state === "provisioning")) {
+        stt.marks.push({ t, type: "close", label: entry.state === "backoff" ? "socket closed: reconnect to the same URL after a backoff" : "socket closed 4xxx: the session is dead, provision a new one" });
+      }
+      if (entry.state === "provisioning") {
+        stt.provisions += 1;
+        if (stt.provisions > 1) counters.reprovisions += 1;
+      }
+      stt.segments.push({ state: entry.state, from: t, to: null });
+      sttState = entry.state;
+    } else if (entry.kind === "stt_error") {
+      if (entry.code === "audio_dropped") counters.droppedFrames += entry.frames ?? 0;
+      stt.marks.push({ t, type: entry.terminal ? "terminal" : "error", label: `error ${entry.code}${entry.terminal ? " (terminal)" : ""}${entry.frames ? `: ${entry.frames} frames dropped` : ""}` });
+    } else if (entry.kind === "provision") {
+      stt.marks.push({ t, type: entry.ok ? "provisioned" : "provision_failed", label: entry.ok ? "provision(): new session" : `provision() failed${entry.status ? ` with HTTP ${entry.status}` : ""}` });
+    }
+  }
+  const first = entries.length > 0 ? entries[0].t : 0;
+  const end = Math.max(now ?? first, ...entries.map((entry) => entry.t), first + 1000);
+  // A live page shows the last `windowMs`: older turns go, the STT lane is clipped at the edge.
+  const start = windowMs ? Math.max(first, end - windowMs) : first;
+  const visible = [...turns.values()].filter((turn) => (turn.end ?? end) >= start || (turn.speech?.end ?? 0) >= start);
+  stt.segments = stt.segments.filter((segment) => (segment.to ?? end) >= start).map((segment) => ({ ...segment, from: Math.max(segment.from, start) }));
+  stt.marks = stt.marks.filter((mark) => mark.t >= start);
+  return { start, end, turns: visible.slice(-MAX_TURNS), stt, sttState, counters };
+}
+
+function applyTurnEvent(turn, event, t, counters, turnDeadlineMs) {
+  switch (event.type) {
+    case "turn_started":
+      turn.start = t;
+      if (turnDeadlineMs) turn.deadlineAt = t + turnDeadlineMs;
+      break;
+    case "attempt_started":
+      counters.llmCalls += 1;
+      turn.attempts.push({ requestId: event.requestId, route: event.route, start: t, firstChunk: null, end: null, result: "running", error: null, timeoutAt: t + Math.max(0, event.timeoutAt - event.at) });
+      break;
+    case "committed": {
+      const attempt = turn.attempts.find((a) => a.requestId === event.requestId);
+      if (attempt) attempt.firstChunk = t;
+      break;
+    }
+    case "attempt_finished": {
+      const attempt = turn.attempts.find((a) => a.requestId === event.requestId);
+      if (attempt) Object.assign(attempt, { end: t, result: event.result, error: event.error ?? null });
+      break;
+    }
+    case "accepted":
+      turn.status = "accepted";
+      turn.end = t;
+      break;
+    case "recovered":
+      counters.recoveries += 1;
+      turn.status = "recovered";
+      turn.reason = event.reason;
+      turn.end = t;
+      break;
+    case "cancelled":
+      turn.status = "cancelled";
+      turn.end = t;
+      break;
+    default:
+  }
+}
+
+const escapeXml = (text) => String(text).replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&#39;" })[c]);
+const title = (text) => `<title>${escapeXml(text)}</title>`;
+const ms = (value) => `${Math.round(value)} ms`;
+
+/** The model drawn as an SVG string `width` pixels wide; its height follows from the lanes. */
+export function renderTimeline(model, { width = 900 } = {}) {
+  const span = Math.max(1, model.end - model.start);
+  const plot = width - LABEL_WIDTH - 10;
+  // Marks older than the window's start are drawn from its left edge.
+  const clamp = (t) => Math.max(t, model.start);
+  const x = (t) => (LABEL_WIDTH + ((clamp(t) - model.start) / span) * plot).toFixed(1);
+  const w = (from, to) => Math.max(1.5, ((clamp(to) - clamp(from)) / span) * plot).toFixed(1);
+  const rel = (t) => ms(t - model.start);
+  const parts = [];
+  let y = 22;
+
+  const { llmCalls, recoveries, reprovisions, droppedFrames } = model.counters;
+  parts.push(
+    `<text class="counters" x="4" y="14" data-counters="${llmCalls},${recoveries},${reprovisions},${droppedFrames}">` +
+      `LLM calls ${llmCalls} · recoveries ${recoveries} · re-provisions ${reprovisions} · dropped audio frames ${droppedFrames}</text>`,
+  );
+
+  // The STT connection lane.
+  parts.push(`<g class="lane stt" data-state="${escapeXml(model.sttState ?? "none")}"><text x="4" y="${y + 11}">STT</text>`);
+  for (const segment of model.stt.segments) {
+    const to = segment.to ?? model.end;
+    parts.push(
+      `<rect class="stt-${segment.state}" x="${x(segment.from)}" y="${y}" width="${w(segment.from, to)}" height="${ROW}" fill="${STT_COLOURS[segment.state] ?? "#ccc"}">` +
+        `${title(`${segment.state} from ${rel(segment.from)} for ${ms(to - segment.from)}`)}</rect>`,
+    );
+    if (segment.state === "failed") parts.push(`<text x="${x(segment.from)}" dx="3" y="${y + 11}" class="terminal">failed</text>`);
+  }
+  for (const mark of model.stt.marks) {
+    const colour = mark.type === "close" || mark.type === "error" || mark.type === "provision_failed" || mark.type === "terminal" ? "#a11" : "#245";
+    const shape = mark.type === "close" ? `<path d="M${x(mark.t)},${y - 2} l4,-5 h-8 z" fill="${colour}"/>` : `<circle cx="${x(mark.t)}" cy="${y + ROW + 3}" r="3" fill="${colour}"/>`;
+    parts.push(`<g class="mark ${mark.type}">${shape}${title(`${rel(mark.t)}: ${mark.label}`)}</g>`);
+  }
+  parts.push("</g>");
+  y += ROW + LANE_GAP + 6;
+
+  // One lane per turn: attempts on their own rows, then the spoken answer.
+  for (const turn of model.turns) {
+    const rows = Math.max(1, turn.attempts.length) + 1;
+    const height = rows * ROW;
+    const label = turn.status === "recovered" ? `recovered (${turn.reason})` : turn.status;
+    parts.push(`<g class="lane turn" data-turn="${escapeXml(turn.turnId)}" data-status="${turn.status}">`);
+    parts.push(`<text x="4" y="${y + 11}">${escapeXml(turn.turnId)}</text><text x="4" y="${y + 24}" class="sub">${escapeXml(label)}</text>`);
+    turn.attempts.forEach((attempt, index) => {
+      const top = y + index * ROW;
+      const end = attempt.end ?? model.end;
+      const colour = RESULT_COLOURS[attempt.result] ?? "#777";
+      const detail = `${attempt.route}: ${attempt.result}${attempt.error ? ` (${attempt.error})` : ""}, ${rel(attempt.start)} → ${attempt.end === null ? "running" : rel(attempt.end)}`;
+      parts.push(`<g class="attempt" data-route="${escapeXml(attempt.route)}" data-result="${attempt.result}">`);
+      parts.push(`<rect x="${x(attempt.start)}" y="${top + 1}" width="${w(attempt.start, end)}" height="${ROW - 2}" rx="2" fill="${colour}">${title(detail)}</rect>`);
+      // A bar too narrow for its name gets the name after it.
+      const narrow = Number(w(attempt.start, end)) < 48;
+      const labelX = narrow ? Number(x(attempt.start)) + Number(w(attempt.start, end)) : Number(x(attempt.start));
+      parts.push(`<text x="${labelX.toFixed(1)}" dx="3" y="${top + 11}" class="${narrow ? "route-out" : "route"}">${escapeXml(attempt.route)}${attempt.error ? ` ${escapeXml(attempt.error)}` : ""}</text>`);
+      if (attempt.firstChunk !== null) {
+        parts.push(`<path class="first-chunk" d="M${x(attempt.firstChunk)},${top + 1} l4,6 l-4,6 l-4,-6 z" fill="#fff" stroke="#222">${title(`first chunk (committed) at ${rel(attempt.firstChunk)}`)}</path>`);
+      }
+      parts.push("</g>");
+    });
+    // Once an attempt commits, the deadline no longer applies to the turn: drawn only until then.
+    const committed = turn.attempts.some((attempt) => attempt.firstChunk !== null && attempt.firstChunk < turn.deadlineAt);
+    if (turn.deadlineAt !== null && turn.deadlineAt <= model.end && !committed) {
+      parts.push(`<line class="deadline" x1="${x(turn.deadlineAt)}" x2="${x(turn.deadlineAt)}" y1="${y - 2}" y2="${y + height}" stroke="#d23f3f" stroke-dasharray="3,2">${title(`turn deadline at ${rel(turn.deadlineAt)}`)}</line>`);
+    }
+    const speechTop = y + (rows - 1) * ROW;
+    if (turn.speech) {
+      const { start, end, heardEnd, cut } = turn.speech;
+      const stop = end ?? model.end;
+      const heard = Math.min(heardEnd ?? stop, stop);
+      parts.push(`<rect class="heard" x="${x(start)}" y="${speechTop + 3}" width="${w(start, heard)}" height="${ROW - 6}" fill="#1f5fa8">${title(`spoken and heard: ${ms(heard - start)}`)}</rect>`);
+      if (cut && turn.speech.unheardMs > 0) {
+        parts.push(`<rect class="unheard" x="${x(heard)}" y="${speechTop + 3}" width="${w(heard, heard + turn.speech.unheardMs)}" height="${ROW - 6}" fill="none" stroke="#1f5fa8" stroke-dasharray="2,2">${title(`not heard: ${ms(turn.speech.unheardMs)}`)}</rect>`);
+      }
+    }
+    for (const t of turn.sentences) {
+      parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence to TTS at ${rel(t)}`)}</line>`);
+    }
+    if (turn.bargeIn !== null) {
+      parts.push(`<g class="barge-in"><path d="M${x(turn.bargeIn)},${y - 3} l5,${height / 2} l-4,0 l4,${height / 2 + 3} l-10,-${height / 2 + 1} l4,0 z" fill="#f0b400" stroke="#7a5b00">${title(`barge-in at ${rel(turn.bargeIn)}`)}</path></g>`);
+    }
+    parts.push("</g>");
+    y += height + LANE_GAP;
+  }
+
+  // The time axis and the legend.
+  const step = niceStep(span);
+  for (let t = 0; t <= span; t += step) {
+    parts.push(`<text class="tick" x="${x(model.start + t)}" y="${y + 8}" text-anchor="middle">${(t / 1000).toFixed(step < 1000 ? 1 : 0)} s</text>`);
+  }
+  y += 22;
+  let lx = 4;
+  for (const [result, colour] of Object.entries(RESULT_COLOURS)) {
+    parts.push(`<rect x="${lx}" y="${y - 9}" width="10" height="10" fill="${colour}"/><text x="${lx + 13}" y="${y}">${result}</text>`);
+    lx += 20 + result.length * 6.5;
+  }
+  y += 15;
+  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence to TTS · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
+  y += 16;
+  lx = 4;
+  parts.push(`<text x="${lx}" y="${y}">STT:</text>`);
+  lx += 28;
+  for (const [state, colour] of Object.entries(STT_COLOURS)) {
+    parts.push(`<rect x="${lx}" y="${y - 9}" width="10" height="10" fill="${colour}"/><text x="${lx + 13}" y="${y}">${state}</text>`);
+    lx += 20 + state.length * 6.5;
+  }
+  y += 8;
+
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="${width}" height="${y}" viewBox="0 0 ${width} ${y}" font-family="system-ui, sans-serif" font-size="10">` +
+    `<style>.sub{fill:#555;font-size:9px}.tick{fill:#666}.route{fill:#fff;font-size:9px}.route-out{fill:#333;font-size:9px}.terminal{fill:#fff;font-weight:bold}</style>` +
+    parts.join("") +
+    "</svg>"
+  );
+}
+
+/** A round axis step giving about eight ticks. */
+function niceStep(span) {
+  const raw = span / 8;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * power).find((step) => step >= raw) ?? 10 * power;
+}
+
+/** Both at once: the SVG for `entries` at `now`. */
+export function timelineSvg(entries, options = {}) {
+  return renderTimeline(timelineModel(entries, options), options);
+}

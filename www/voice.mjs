@@ -1,0 +1,192 @@
+// The "Talk to it" panel: the voice agent (agent.mjs) with a microphone button, a typed-utterance
+// box, captions, the answer with its heard part marked, barge-in, the failure switches and the
+// live timeline (timeline.mjs), redrawn from the events the agent reports.
+
+import { createAgent, CONTROLLER_TIMING } from "./agent.mjs";
+import { timelineSvg } from "./timeline.mjs";
+
+/** The timeline shows the last 40 seconds. */
+const TIMELINE_WINDOW_MS = 40_000;
+const $ = (selector) => document.querySelector(selector);
+const ui = {
+  panel: $("#talk"),
+  controls: $("#talk-controls"),
+  banner: $("#audio-banner"),
+  enableAudio: $("#enable-audio"),
+  engines: $("#engines"),
+  mic: $("#mic-button"),
+  sayForm: $("#say-form"),
+  sayText: $("#say-text"),
+  bargeIn: $("#barge-in"),
+  restartStt: $("#restart-stt"),
+  agentState: $("#agent-state"),
+  sttState: $("#stt-state"),
+  switches: document.querySelectorAll("[data-failure]"),
+  caption: $("#caption"),
+  answer: $("#answer"),
+  error: $("#talk-error"),
+  timeline: $("#timeline"),
+};
+
+const entries = [];
+let agent = null;
+let started = null; // the start() promise: microphone or not
+let redrawQueued = false;
+const answer = { turnId: null, sentences: [], text: "" };
+
+function failures() {
+  return Object.fromEntries([...ui.switches].map((input) => [input.dataset.failure, input.checked]));
+}
+
+function redraw() {
+  if (redrawQueued) return;
+  redrawQueued = true;
+  setTimeout(() => {
+    redrawQueued = false;
+    const width = Math.max(640, ui.timeline.clientWidth - 10);
+    ui.timeline.innerHTML = timelineSvg(entries, { now: performance.now(), turnDeadlineMs: CONTROLLER_TIMING.turnDeadlineMs, width, windowMs: TIMELINE_WINDOW_MS });
+  }, 50);
+}
+
+function showAnswer(kind, text) {
+  ui.answer.dataset.kind = kind;
+  ui.answer.textContent = text;
+}
+
+/** The answer with what the user heard marked and the rest struck through. */
+function showHeard(heard) {
+  const full = answer.sentences.join(" ") || answer.text;
+  const mark = document.createElement("mark");
+  mark.textContent = heard;
+  const rest = document.createElement("span");
+  rest.className = "unheard";
+  rest.textContent = full.startsWith(heard) ? full.slice(heard.length) : full;
+  ui.answer.dataset.kind = "cut";
+  ui.answer.dataset.heard = heard;
+  ui.answer.replaceChildren(mark, rest);
+}
+
+function hooks() {
+  return {
+    onTimeline(entry) {
+      entries.push(entry);
+      redraw();
+    },
+    onStateChange(state) {
+      ui.agentState.dataset.state = state;
+      ui.agentState.textContent = state;
+    },
+    onSttState(state) {
+      ui.sttState.dataset.state = state;
+      ui.sttState.textContent = `STT: ${state}`;
+    },
+    onCaption(text, isFinal) {
+      ui.caption.dataset.final = String(isFinal);
+      ui.caption.textContent = text;
+    },
+    onTurnStart(turnId) {
+      Object.assign(answer, { turnId, sentences: [], text: "" });
+      ui.answer.dataset.turn = turnId;
+      delete ui.answer.dataset.heard;
+      showAnswer("thinking", "…");
+      ui.error.textContent = "";
+    },
+    onSentence(turnId, sentence) {
+      if (turnId !== answer.turnId) return;
+      answer.sentences.push(sentence);
+      showAnswer("streaming", answer.sentences.join(" "));
+    },
+    onAnswer(turnId, { kind, text }) {
+      if (turnId !== answer.turnId || ui.answer.dataset.kind === "cut") return;
+      answer.text = text;
+      showAnswer(kind, text);
+    },
+    onHeard(turnId, heard) {
+      if (turnId === answer.turnId) showHeard(heard);
+    },
+    onTurn(record) {
+      ui.answer.dataset.status = record.status;
+      ui.answer.dataset.reason = record.recoveryReason ?? "";
+      ui.answer.dataset.settled = record.turnId;
+    },
+    onError(error) {
+      ui.error.dataset.code = error.code;
+      ui.error.textContent = `${error.terminal ? "Stopped" : "Note"}: ${error.code}${error.message ? ` (${error.message})` : ""}`;
+    },
+    onNeedsGesture() {
+      ui.banner.hidden = false;
+    },
+  };
+}
+
+async function ensureStarted(microphone) {
+  started ??= agent.start({ microphone });
+  try {
+    await started;
+  } catch (error) {
+    ui.error.textContent = `Could not start: ${error.message}`;
+    started = null;
+    throw error;
+  }
+}
+
+async function showEngines() {
+  try {
+    const stats = await (await fetch("/__stats", { cache: "no-store" })).json();
+    const tts = stats.ttsEngine === "espeak-ng" ? "espeak-ng" : "a tone generator (espeak-ng is not installed: run npm run bootstrap)";
+    const stt = stats.speech?.engine === "pocketsphinx" ? "pocketsphinx" : "unavailable (run npm run bootstrap)";
+    const llm = stats.llmUpstream?.upstream ? `your model ${stats.llmUpstream.model ?? ""} via LLM_URL, the mock as fallback` : "the mock LLM (set LLM_URL to use a real one)";
+    ui.engines.dataset.tts = stats.ttsEngine;
+    ui.engines.dataset.stt = stats.speech?.engine ?? "";
+    ui.engines.textContent = `Recognition: ${stt} · voice: ${tts} · answers: ${llm}.`;
+    return stats.llmUpstream?.upstream ? stats.llmUpstream : null;
+  } catch {
+    ui.engines.textContent = "The dev stack does not answer.";
+    return null;
+  }
+}
+
+/** Sets the panel up once the library has loaded. */
+export async function setupVoice(library) {
+  const upstream = await showEngines();
+  agent = createAgent(library, { failures, upstream, hooks: hooks() });
+  window.__demoVoice = { agent, entries, failures };
+  if (agent.player.suspended) ui.banner.hidden = false;
+  ui.enableAudio.addEventListener("click", async () => {
+    await agent.resumeAudio();
+    ui.banner.hidden = true;
+  });
+  ui.mic.addEventListener("click", async () => {
+    agent.resumeAudio();
+    if (ui.mic.dataset.active === "true") return;
+    ui.mic.dataset.active = "true";
+    ui.mic.textContent = "Listening…";
+    if (started) await agent.restartStt({ microphone: true }).catch((error) => (ui.error.textContent = error.message));
+    else await ensureStarted(true).catch(() => (ui.mic.dataset.active = "false"));
+  });
+  ui.sayForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    agent.resumeAudio();
+    const text = ui.sayText.value.trim();
+    if (!text) return;
+    ui.sayText.value = "";
+    hooks().onCaption(text, true);
+    ensureStarted(false).catch(() => {});
+    agent.sendText(text);
+  });
+  ui.bargeIn.addEventListener("click", () => agent.interrupt());
+  ui.restartStt.addEventListener("click", () => {
+    started = agent.restartStt({ microphone: ui.mic.dataset.active === "true" });
+    started.catch((error) => (ui.error.textContent = error.message));
+  });
+  // What comes out of the speakers, for the page's tests: the loudest sample seen.
+  setInterval(() => {
+    const level = agent.player.level();
+    if (level > Number(ui.panel.dataset.peak ?? 0)) ui.panel.dataset.peak = level.toFixed(3);
+  }, 30);
+  setInterval(() => {
+    if (agent.state === "thinking" || agent.state === "speaking" || entries.length > 0) redraw();
+  }, 250);
+  ui.controls.disabled = false;
+  redraw();
+}
