@@ -11,6 +11,7 @@
 //! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
 //! JSON reader.
 
+mod io;
 mod options;
 
 pub use options::gladia_provisioner;
@@ -187,7 +188,7 @@ impl LiveTranscriber {
     /// may also come first, with the stream as `options.stream`. A later call replaces the earlier
     /// capture. Every failure releases the microphone it opened.
     #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
-    pub fn attach_microphone(
+    pub fn attach_microphone_with(
         &self,
         #[wasm_bindgen(
             js_name = streamOrOptions,
@@ -335,6 +336,11 @@ impl LiveTranscriber {
 }
 
 impl LiveTranscriber {
+    /// `attachMicrophone(stream)` for Rust callers (the voice session): the `blob:` worklet.
+    pub fn attach_microphone(&self, stream: Option<JsValue>) -> Promise {
+        self.attach_microphone_with(stream, None)
+    }
+
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.try_borrow().ok()?.clone()
     }
@@ -438,112 +444,6 @@ impl Shared {
                 self.call1(&self.callbacks.on_error, "onError", &error_js);
             }
         }
-    }
-
-    fn provision(self: &Rc<Self>) {
-        let id = {
-            let mut io = self.io.borrow_mut();
-            io.provision_id = io.provision_id.wrapping_add(1);
-            io.provision_id
-        };
-        let weak = Rc::downgrade(self);
-        let done = Closure::once_into_js(move |url: String, session_id: JsValue, status: i32| {
-            if let Some(shared) = weak.upgrade() {
-                shared.on_provision_settled(id, &url, session_id, status);
-            }
-        });
-        // The app's code runs here: no borrow is held.
-        let abort = call_provision(&self.callbacks.provision, &done);
-        let current = self.io.borrow().provision_id == id;
-        if current {
-            self.io.borrow_mut().provision_abort = Some(abort);
-        } else {
-            abort.abort(); // stopped from inside provision()
-        }
-    }
-
-    fn on_provision_settled(self: &Rc<Self>, id: u32, url: &str, session_id: JsValue, status: i32) {
-        {
-            let mut io = self.io.borrow_mut();
-            if io.provision_id != id || io.provision_abort.take().is_none() {
-                return;
-            }
-            if status < 0 {
-                io.session_id = session_id;
-            }
-        }
-        if status < 0 {
-            driver::input(self, |core, now| core.on_provisioned(url, now));
-        } else {
-            let status = u16::try_from(status).unwrap_or(0);
-            driver::input(self, |core, now| core.on_provision_failed(status, now));
-        }
-    }
-
-    /// Aborts an unfinished `provision()` call; its result will be ignored.
-    fn abort_provision(&self) {
-        let abort = {
-            let mut io = self.io.borrow_mut();
-            io.provision_id = io.provision_id.wrapping_add(1);
-            io.provision_abort.take()
-        };
-        if let Some(abort) = abort {
-            abort.abort();
-        }
-    }
-
-    fn connect(self: &Rc<Self>, url: &str) {
-        self.close_socket();
-        let id = {
-            let mut io = self.io.borrow_mut();
-            io.socket_id = io.socket_id.wrapping_add(1);
-            io.socket_id
-        };
-        let socket = open_socket(
-            url,
-            id,
-            self.on_socket_event.as_ref().unchecked_ref(),
-            self.max_message_bytes,
-        );
-        if socket.is_null() {
-            // Inside a pump: what this queues is performed by the running pump.
-            let _ = self.driver.update(|core, now| core.on_connect_error(now));
-        } else {
-            self.io.borrow_mut().socket = Some(socket);
-        }
-    }
-
-    fn close_socket(&self) {
-        let socket = self.io.borrow_mut().socket.take();
-        if let Some(socket) = socket {
-            close_socket(&socket);
-        }
-    }
-
-    fn on_socket_event(self: &Rc<Self>, id: u32, kind: u32, value: &JsValue) {
-        {
-            let mut io = self.io.borrow_mut();
-            if io.socket_id != id || io.socket.is_none() {
-                return;
-            }
-            if kind == 1 {
-                io.socket = None;
-            }
-        }
-        let text = if kind == 2 { value.as_string() } else { None };
-        let code = value
-            .as_f64()
-            .filter(|code| (0.0..=65_535.0).contains(code))
-            .map_or(1006, |code| code as u16);
-        driver::input(self, |core, now| match kind {
-            0 => core.on_open(now),
-            1 => core.on_close(code, now),
-            3 => core.on_oversize_message(now),
-            _ => match &text {
-                Some(text) => core.on_text(text, now),
-                None => core.on_binary_message(now),
-            },
-        });
     }
 
     fn push_audio(self: &Rc<Self>, pcm: &Int16Array) {

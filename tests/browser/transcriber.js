@@ -167,7 +167,10 @@ const scenarios = {
     // At most 7 fit the schedule in 1.6 s; fewer when the browser adds its own delay (Firefox
     // slows reconnects to a host whose sockets keep failing).
     assert(session.connections >= 3 && session.connections <= 7, `bounded connections in 1.6 s: ${session.connections}`);
-    assertEq(session.connections, transcriber.stats.connections, "client and server agree");
+    // A socket still connecting when stop() closed it may never have reached the server.
+    const stoppedWhileConnecting = events.log.states.at(-2) === "connecting";
+    const unseen = transcriber.stats.connections - session.connections;
+    assert(unseen === 0 || (stoppedWhileConnecting && unseen === 1), `client and server agree: ${transcriber.stats.connections} vs ${session.connections} (stopped while connecting: ${stoppedWhileConnecting})`);
     await sleep(500);
     assertEq((await sessionStats(devstack, app.sessions[0])).connections, session.connections, "nothing connects after stop");
     assertEq(transcriber.state, "stopped", "stopped");
