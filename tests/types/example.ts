@@ -137,8 +137,8 @@ await transcriber.attachMicrophone({ workletUrl: "/assets/capture-worklet.js" })
 if (decision.reason === "dead_url" || decision.reason === "session_ended") console.log(policy.failedConnects);
 policy.onProvisioned();
 console.log(policy.onSessionEnded(performance.now()).action);
-const failure = (error: TranscriberError) => error.code === "dead_session" || error.code === "worklet_blocked" ? error.attempts : 0;
-console.log(failure);
+const transcriberFailure = (error: TranscriberError) => error.code === "dead_session" || error.code === "worklet_blocked" ? error.attempts : 0;
+console.log(transcriberFailure);
 transcriber.sendAudio(new Int16Array(320));
 console.log(transcriber.state, transcriber.stats.framesSent);
 await transcriber.stop();
