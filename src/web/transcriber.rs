@@ -11,6 +11,7 @@
 //! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
 //! JSON reader.
 
+mod errors;
 mod io;
 mod options;
 
@@ -18,11 +19,12 @@ pub use options::gladia_provisioner;
 
 use crate::core::gladia::STOP_RECORDING;
 use crate::core::time::Millis;
-use crate::core::transcriber::{Action, State, Stats, Transcriber, TranscriberError};
+use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
+use errors::{aborted, callback_error, dom_error, error_to_js, freed};
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
 use options::{parse_options, Callbacks};
 use std::cell::RefCell;
@@ -42,22 +44,6 @@ extern "C" {
     fn send_text(socket: &JsValue, text: &str);
     #[wasm_bindgen(js_name = callProvision)]
     fn call_provision(provision: &Function, done: &JsValue) -> AbortController;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = transcriberError)]
-    fn transcriber_error(
-        code: &str,
-        message: &str,
-        terminal: bool,
-        status: u16,
-        frames: f64,
-        ms: f64,
-        total_frames: f64,
-        attempts: u32,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = transcriberCallbackError)]
-    fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = domError)]
-    fn dom_error(name: &str, message: &str) -> JsValue;
 }
 
 impl Machine for Transcriber {
@@ -550,35 +536,4 @@ impl Shared {
             }
         }
     }
-}
-
-fn aborted() -> JsValue {
-    dom_error("AbortError", "the transcriber was stopped")
-}
-
-fn freed() -> JsValue {
-    dom_error("InvalidStateError", "the LiveTranscriber was freed")
-}
-
-fn error_to_js(error: &TranscriberError) -> JsValue {
-    let (status, frames, ms, total, attempts) = match *error {
-        TranscriberError::AudioDropped {
-            frames,
-            ms,
-            total_frames,
-        } => (0, frames, ms, total_frames, 0),
-        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0, 0),
-        TranscriberError::ProvisionExhausted { attempts } => (0, 0, 0, 0, attempts),
-        _ => (0, 0, 0, 0, 0),
-    };
-    transcriber_error(
-        error.code(),
-        &error.to_string(),
-        error.is_terminal(),
-        status,
-        frames as f64,
-        ms as f64,
-        total as f64,
-        attempts,
-    )
 }
