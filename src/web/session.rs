@@ -161,6 +161,28 @@ impl VoiceSession {
         })
     }
 
+    /// Opens the default microphone (no argument) or captures the app's `MediaStream`, replacing
+    /// an earlier capture: for a session started with `{ microphone: false }`, or to switch
+    /// devices. Resolves once capturing; rejects once stopped or without `provision`.
+    #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
+    pub fn attach_microphone(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "MediaStream")] stream: Option<JsValue>,
+    ) -> Promise {
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        if shared.state().is_terminal() {
+            return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
+        }
+        match &shared.transcriber {
+            Some(transcriber) => transcriber.attach_microphone(stream),
+            None => Promise::reject(&type_error(
+                "options.provision is needed to listen to a microphone",
+            )),
+        }
+    }
+
     /// A final utterance typed by the user: a barge-in if the agent is busy, then a new turn.
     /// Throws a `TypeError`/`RangeError` naming `text`, or an `InvalidStateError` once stopped.
     #[wasm_bindgen(js_name = sendText)]
