@@ -117,6 +117,19 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     return response.json();
   };
 
+  // The page opens the microphone itself and hands the stream to the session: reopening it must
+  // release the old capture first (a fake capture device then plays its file again), while the
+  // library's own attachMicrophone() opens the new capture before it lets the old one go.
+  let stream = null;
+  async function openMicrophone() {
+    for (const track of stream?.getTracks() ?? []) track.stop();
+    stream = await navigator.mediaDevices.getUserMedia({
+      audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
+    });
+    return stream;
+  }
+  const listen = (microphone) => (microphone ? openMicrophone().then((media) => session.start({ microphone: media })) : session.start({ microphone: false }));
+
   let session = null;
   let generation = 0;
   function newSession() {
@@ -154,9 +167,9 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     },
     player,
     /** Starts listening: the STT connection always, the microphone when asked. */
-    start: ({ microphone = true } = {}) => session.start({ microphone }),
+    start: ({ microphone = true } = {}) => listen(microphone),
     /** Opens the microphone again (or for the first time): a new capture of the same connection. */
-    attachMicrophone: () => session.attachMicrophone(),
+    attachMicrophone: async () => session.attachMicrophone(await openMicrophone()),
     /**
      * A new session, so the STT switches apply: a VoiceSession's transcriber ends with it, and
      * the conversation (history, turn ids) starts over with the new one.
@@ -166,7 +179,7 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
       session = newSession();
       await old.stop().catch(() => {});
       old.free();
-      await session.start({ microphone });
+      await listen(microphone);
     },
     sendText: (text) => session.sendText(text),
     interrupt: () => session.interrupt(),
@@ -174,6 +187,9 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     get history() {
       return session.history;
     },
-    stop: () => session.stop(),
+    async stop() {
+      await session.stop();
+      for (const track of stream?.getTracks() ?? []) track.stop();
+    },
   };
 }

@@ -30,6 +30,7 @@ const session = new VoiceSession({
   onHeard: (turnId, heardText) => console.log(turnId, heardText.length),
 });
 await session.start({ microphone: false });
+await session.attachMicrophone(await navigator.mediaDevices.getUserMedia({ audio: true }));
 session.sendText("hello");
 session.interrupt();
 const messages: { role: string; content: string }[] = session.history;
