@@ -6,15 +6,15 @@
 // performance.now()), `session` which VoiceSession it came from (turn ids restart with each);
 // `timelineEntry(event)` makes one of an `onEvent` event:
 //   { kind: "turn", event }                          a TurnController onEvent event
-//   { kind: "sentence", turnId }                     a sentence went to TTS (onSentence)
+//   { kind: "sentence", turnId, index, recovery }    a sentence joined the speech queue
 //   { kind: "speech", turnId, phase, heardMs?, unheardMs? }
 //                                                    playback "start", "end", or "cut" (barge-in:
 //                                                    heardMs played, unheardMs of audio never played)
-//   { kind: "barge_in", turnId }                     the user talked over the answer
-//   { kind: "stt_state", state }                     LiveTranscriber onStateChange
-//   { kind: "stt_error", code, terminal, frames? }   LiveTranscriber onError
-//   { kind: "provision", ok, status? }               the app's provision() answered
-// Each keeps its `event`, shown when the mark is hovered. Other kinds (the page's `state` and
+//   { kind: "barge_in", turnId, cause }              the user cut the answer (speech_start, partial, final, button)
+//   { kind: "stt_state", state }                     transcriber_state
+//   { kind: "stt_error", code, terminal, frames? }   transcriber_error
+//   { kind: "provision", ok, status? }               provision_finished: the app's provision() settled
+// Each keeps its `event` for the record. Other kinds (the page's `state` and
 // `error` entries) are kept for the record and not drawn.
 
 /** The timeline entry of one VoiceSession `onEvent` event (without `t`). */
