@@ -83,6 +83,7 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
     return turns.get(turnId);
   };
   let sttState = null;
+  let sttSession = null;
   for (const entry of entries) {
     const { t } = entry;
     session = entry.session ?? null;
@@ -107,6 +108,13 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
       turn.bargeIn = t;
       turn.bargeInCause = entry.cause ?? null;
     } else if (entry.kind === "stt_state") {
+      // A new session's transcriber starts afresh: its first provisioning is no re-provision,
+      // and what its predecessor was doing is no close.
+      if ((entry.session ?? null) !== sttSession) {
+        sttSession = entry.session ?? null;
+        sttState = null;
+        stt.provisions = 0;
+      }
       const last = stt.segments.at(-1);
       if (last) last.to = t;
       // Leaving `open` for `backoff` or `provisioning` means the socket closed.
@@ -253,7 +261,7 @@ export function renderTimeline(model, { width = 900 } = {}) {
       }
     }
     for (const t of turn.sentences) {
-      parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence to TTS at ${rel(t)}`)}</line>`);
+      parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence queued for speech at ${rel(t)}`)}</line>`);
     }
     if (turn.bargeIn !== null) {
       parts.push(`<g class="barge-in"><path d="M${x(turn.bargeIn)},${y - 3} l5,${height / 2} l-4,0 l4,${height / 2 + 3} l-10,-${height / 2 + 1} l4,0 z" fill="#f0b400" stroke="#7a5b00">${title(`barge-in at ${rel(turn.bargeIn)}${turn.bargeInCause ? ` (${turn.bargeInCause})` : ""}`)}</path></g>`);
@@ -274,7 +282,7 @@ export function renderTimeline(model, { width = 900 } = {}) {
     lx += 20 + result.length * 6.5;
   }
   y += 15;
-  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence to TTS · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
+  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence queued · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
   y += 16;
   lx = 4;
   parts.push(`<text x="${lx}" y="${y}">STT:</text>`);

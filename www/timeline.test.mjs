@@ -77,6 +77,10 @@ test("timelineEntry: each VoiceSession event becomes its mark; a later session's
   const started = (t, session) => ({ t, session, ...timelineEntry({ type: "turn_started", at: t, turnId: "turn-1" }) });
   const model = timelineModel([started(0, 1), started(10, 2)], { now: 20 });
   assert.deepEqual(model.turns.map((turn) => turn.turnId), ["turn-1", "turn-1 (session 2)"]);
+  const state = (t, session, value) => ({ t, session, ...timelineEntry({ type: "transcriber_state", at: t, state: value }) });
+  const restarted = timelineModel([state(0, 1, "provisioning"), state(1, 1, "connecting"), state(2, 1, "open"), state(9, 2, "provisioning"), state(10, 2, "connecting"), state(11, 2, "open")], { now: 20 });
+  assert.equal(restarted.counters.reprovisions, 0, "a new session's first provisioning is no re-provision");
+  assert.equal(restarted.stt.marks.filter((mark) => mark.type === "close").length, 0, "nor a close");
   const svg = timelineSvg([started(0, 1), { t: 5, ...timelineEntry({ type: "barge_in", at: 5, turnId: "turn-1", cause: "partial" }) }], { now: 20 });
   assert.match(svg, /barge-in at 5 ms \(partial\)/);
 });

@@ -179,7 +179,12 @@ export async function setupVoice(library) {
     if (!text) return;
     ui.sayText.value = "";
     ensureStarted(false).catch(() => {});
-    agent.sendText(text);
+    try {
+      agent.sendText(text);
+    } catch (error) {
+      // A stopped or failed session takes no more turns: Restart STT makes a new one.
+      ui.error.textContent = `${error.message}: press Restart STT to start a new conversation`;
+    }
   });
   ui.bargeIn.addEventListener("click", () => agent.interrupt());
   ui.restartStt.addEventListener("click", () => {
