@@ -124,9 +124,18 @@ function storm(ReconnectPolicy, closeCode) {
   return { turnguard: counts, naive };
 }
 
-export async function runBench(settings = FULL) {
+/**
+ * `baseline`: the URL of another build's `turnguard.js` (e.g. the last release), measured as the
+ * ladder `before` beside this one.
+ */
+export async function runBench(settings = FULL, baseline = undefined) {
   const { TurnController: Controller, ReconnectPolicy } = await import("/pkg/turnguard.js");
   const ladders = { turnguard: Controller, lean: LeanTurnController, full: PlainTurnController };
+  if (baseline) {
+    const before = await import(baseline);
+    await before.default();
+    ladders.before = before.TurnController;
+  }
   // Warm each up so the JIT has seen each path.
   for (const Ladder of Object.values(ladders)) {
     await perTurn(Ladder, settings.turns, 1);
@@ -153,7 +162,7 @@ export async function runBench(settings = FULL) {
   const ratios = {};
   for (const mode of ["sequential", "inFlight"]) {
     ratios[mode] = {};
-    for (const base of ["lean", "full"]) {
+    for (const base of Object.keys(ladders).filter((name) => name !== "turnguard")) {
       ratios[mode][base] = stats(samples[mode].turnguard.map((ms, i) => ms / samples[mode][base][i]));
     }
   }

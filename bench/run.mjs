@@ -61,7 +61,7 @@ try {
   const { page, errors } = await openPage(e2e.browser);
   await runModule(page, e2e.stack.url, `
     import { runBench, FULL, TINY } from "/bench/page.mjs";
-    window.__bench = await runBench(${tiny} ? TINY : FULL);
+    window.__bench = await runBench(${tiny} ? TINY : FULL, ${JSON.stringify(process.env.BENCH_BASELINE ?? "")} || undefined);
   `);
   Object.assign(results, await page.evaluate(() => window.__bench));
 
@@ -95,6 +95,9 @@ for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.set
     `${range(t.turnguard, us)} / ${us(t.lean.median)} / ${us(t.full.median)}`,
     `${x(r.ratios[mode].lean)} the lean ladder, ${x(r.ratios[mode].full)} the full one`,
   ]);
+  if (t.before) {
+    rows.push([`per turn, ${label}: turnguard / the baseline build`, `${us(t.turnguard.median)} / ${us(t.before.median)}`, `${x(r.ratios[mode].before)} the baseline (BENCH_BASELINE)`]);
+  }
 }
 const s = r.streaming;
 rows.push(["first sentence vs full answer (60 tokens × 25 ms)", `${s.firstSentenceMs.toFixed(0)} ms vs ${s.fullAnswerMs.toFixed(0)} ms`, `${(s.fullAnswerMs / s.firstSentenceMs).toFixed(1)}× sooner than waiting for the whole answer`]);

@@ -13,5 +13,8 @@ node_modules/.bin/wasm-opt -Oz --strip-debug --strip-producers \
   --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/turnguard_bg.wasm -o pkg/turnguard_bg.wasm
+# The microphone worklet as a file of its own, for pages whose CSP forbids blob: scripts
+# (attachMicrophone(stream, { workletUrl })).
+cp src/web/capture-worklet.js pkg/capture-worklet.js
 node scripts/size.mjs
 node scripts/package.mjs

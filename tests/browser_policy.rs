@@ -30,5 +30,9 @@ scenarios! {
     detach_stops_everything => "detachStopsEverything",
     provisioning_failures_back_off_or_stop => "provisioningFailuresBackOffOrStop",
     seeded_jitter_is_repeatable_and_within_the_cap => "seededJitterIsRepeatableAndWithinTheCap",
+    three_failed_connects_make_the_url_dead => "threeFailedConnectsMakeTheUrlDead",
+    end_session_reprovisions_within_the_window => "endSessionReprovisionsWithinTheWindow",
+    provisioning_without_a_status_gives_up_after_max_provision_attempts => "provisioningWithoutAStatusGivesUpAfterMaxProvisionAttempts",
+    free_is_idempotent => "freeIsIdempotent",
     bad_input_throws_named_errors => "badInputThrowsNamedErrors",
 }

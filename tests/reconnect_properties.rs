@@ -1,4 +1,4 @@
-//! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R4).
+//! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R5, L7).
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -16,6 +16,8 @@ enum Input {
     Open,
     Close(u16),
     ProvisionFailed(u16),
+    Provisioned,
+    SessionEnded,
     Detach,
 }
 
@@ -39,6 +41,8 @@ fn input() -> impl Strategy<Value = Input> {
         6 => Just(Input::Open),
         8 => close_code().prop_map(Input::Close),
         3 => http_status().prop_map(Input::ProvisionFailed),
+        1 => Just(Input::Provisioned),
+        1 => Just(Input::SessionEnded),
         1 => Just(Input::Detach),
     ]
 }
@@ -52,6 +56,8 @@ fn lively_input() -> impl Strategy<Value = Input> {
         8 => close_code().prop_map(Input::Close),
         2 => transient.prop_map(Input::ProvisionFailed),
         1 => http_status().prop_map(Input::ProvisionFailed),
+        2 => Just(Input::Provisioned),
+        2 => Just(Input::SessionEnded),
     ]
 }
 
@@ -74,16 +80,21 @@ fn config() -> impl Strategy<Value = ReconnectConfig> {
         prop_oneof![Just(30_000u64), 0u64..=60_000],
         prop_oneof![Just(Jitter::Full), Just(Jitter::None)],
         any::<u64>(),
+        (0u32..=4, 0u32..=6),
     )
         .prop_map(
-            |(stable, window, max, initial, max_delay, jitter, seed)| ReconnectConfig {
-                stable_open_ms: stable,
-                reprovision_window_ms: window,
-                max_reprovisions_per_window: max,
-                initial_delay_ms: initial,
-                max_delay_ms: max_delay,
-                jitter,
-                random_seed: seed,
+            |(stable, window, max, initial, max_delay, jitter, seed, (failed, attempts))| {
+                ReconnectConfig {
+                    stable_open_ms: stable,
+                    reprovision_window_ms: window,
+                    max_reprovisions_per_window: max,
+                    initial_delay_ms: initial,
+                    max_delay_ms: max_delay,
+                    jitter,
+                    random_seed: seed,
+                    max_failed_connects: failed,
+                    max_provision_attempts: attempts,
+                }
             },
         )
 }
@@ -108,8 +119,13 @@ fn run(
                 policy.on_client_detach();
                 continue;
             }
+            Input::Provisioned => {
+                policy.on_provisioned();
+                continue;
+            }
             Input::Close(code) => policy.on_close(*code, now),
             Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
+            Input::SessionEnded => policy.on_session_ended(now),
         };
         decisions.push((now, input.clone(), decision));
     }
@@ -122,7 +138,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
     /// R3: the moments at which decisions tell the shell to re-provision a dead session
-    /// (decision time + delay) never put more than the maximum into one window.
+    /// (decision time + delay) never put more than the maximum into one window — whether it
+    /// died by a 4xxx close (R2), by failed connects or by `end_session` (R5).
     #[test]
     fn reprovisions_in_any_window_at_most_max(
         config in config(),
@@ -134,7 +151,14 @@ proptest! {
     ) {
         let mut due: Vec<u64> = run(&config, start, &schedule)
             .into_iter()
-            .filter(|(_, _, d)| d.reason == ReconnectReason::SessionDead)
+            .filter(|(_, _, d)| {
+                matches!(
+                    d.reason,
+                    ReconnectReason::SessionDead
+                        | ReconnectReason::DeadUrl
+                        | ReconnectReason::SessionEnded
+                )
+            })
             .map(|(at, _, d)| at.after(d.delay_ms).0)
             .collect();
         due.sort_unstable();
@@ -172,8 +196,10 @@ proptest! {
             let decision = match input {
                 Input::Open => { policy.on_open(now); continue; }
                 Input::Detach => { policy.on_client_detach(); detached = true; continue; }
+                Input::Provisioned => { policy.on_provisioned(); continue; }
                 Input::Close(code) => policy.on_close(*code, now),
                 Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
+                Input::SessionEnded => policy.on_session_ended(now),
             };
             if detached {
                 prop_assert_eq!(decision.action, ReconnectAction::Stop);
@@ -183,7 +209,8 @@ proptest! {
     }
 
     /// Every delay is within [0, max_delay_ms]; a stop waits for nothing; a stop is final; a
-    /// dead session is never reconnected to its old URL (R2) and other closes never re-provision.
+    /// dead session is never reconnected to its old URL (R2, R5) and other closes re-provision
+    /// only for a dead URL (R5).
     #[test]
     fn delays_bounded_stop_final_and_codes_classified(
         config in config(),
@@ -202,6 +229,7 @@ proptest! {
                 }
                 ReconnectAction::Reprovision => prop_assert!(
                     !matches!(input, Input::Close(code) if !(4000..=4999).contains(&code))
+                        || decision.reason == ReconnectReason::DeadUrl
                 ),
                 ReconnectAction::ReconnectSameUrl => prop_assert!(
                     matches!(input, Input::Close(code) if !(4000..=4999).contains(&code))
@@ -229,6 +257,11 @@ proptest! {
                     prop_assert_eq!(policy.backoff_attempt(), before);
                 }
                 Input::Detach => policy.on_client_detach(),
+                Input::Provisioned => policy.on_provisioned(),
+                Input::SessionEnded => {
+                    opened_at = None;
+                    let _ = policy.on_session_ended(now);
+                }
                 Input::Close(code) => {
                     let decision = policy.on_close(*code, now);
                     let stable = opened_at
@@ -242,6 +275,77 @@ proptest! {
                 Input::ProvisionFailed(status) => {
                     let _ = policy.on_provision_failed(*status, now);
                 }
+            }
+        }
+    }
+
+    /// R5: a URL never gets more than `max_failed_connects` failed connects in a row: the
+    /// last of them re-provisions or stops, never reconnects; an open ends the run.
+    #[test]
+    fn failed_connects_in_a_row_are_bounded(
+        config in config(),
+        schedule in prop::collection::vec((step_ms(), lively_input()), 0..200),
+    ) {
+        let mut policy = ReconnectPolicy::new(config.clone());
+        let mut now = Millis(0);
+        let mut open = false;
+        let mut in_a_row = 0u32;
+        let limit = config.max_failed_connects.max(1);
+        for (step, input) in &schedule {
+            now = now.after(*step);
+            let decision = match input {
+                Input::Open => { policy.on_open(now); open = true; in_a_row = 0; continue; }
+                Input::Provisioned => { policy.on_provisioned(); continue; }
+                Input::Detach => { policy.on_client_detach(); continue; }
+                Input::Close(code) => {
+                    let decision = policy.on_close(*code, now);
+                    if !open && !(4000..=4999).contains(code) {
+                        in_a_row += 1;
+                        if in_a_row >= limit {
+                            prop_assert_ne!(decision.action, ReconnectAction::ReconnectSameUrl);
+                        }
+                    }
+                    open = false;
+                    decision
+                }
+                Input::SessionEnded => { open = false; policy.on_session_ended(now) }
+                Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
+            };
+            if decision.action == ReconnectAction::Reprovision {
+                in_a_row = 0; // a new URL
+            }
+        }
+    }
+
+    /// L7: failures without an HTTP status never go on past `max_provision_attempts` in a row.
+    #[test]
+    fn provisioning_without_a_status_fails_at_most_max_times_in_a_row(
+        config in config(),
+        schedule in prop::collection::vec((step_ms(), lively_input()), 0..200),
+    ) {
+        let mut policy = ReconnectPolicy::new(config.clone());
+        let mut now = Millis(0);
+        let mut in_a_row = 0u32;
+        let limit = config.max_provision_attempts.max(1);
+        for (step, input) in &schedule {
+            now = now.after(*step);
+            match input {
+                Input::Provisioned => { policy.on_provisioned(); in_a_row = 0; }
+                Input::ProvisionFailed(status) => {
+                    let decision = policy.on_provision_failed(*status, now);
+                    if *status == 0 {
+                        in_a_row += 1;
+                        if in_a_row >= limit {
+                            prop_assert!(decision.is_stop());
+                        } else if policy.stopped().is_none() {
+                            prop_assert_eq!(decision.action, ReconnectAction::Reprovision);
+                        }
+                    }
+                }
+                Input::Open => policy.on_open(now),
+                Input::Close(code) => { let _ = policy.on_close(*code, now); }
+                Input::SessionEnded => { let _ = policy.on_session_ended(now); }
+                Input::Detach => policy.on_client_detach(),
             }
         }
     }

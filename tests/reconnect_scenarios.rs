@@ -118,7 +118,7 @@ fn socket_open_for_one_ms_less_than_stable_open_ms_does_not_reset() {
 fn stable_session_that_dies_with_4xxx_reprovisions_after_the_initial_delay() {
     let mut policy = policy(exact());
     for _ in 0..6 {
-        let _ = policy.on_close(1006, Millis(0));
+        let _ = open_then_close(&mut policy, 0, 0, 1006);
     }
     let decision = open_then_close(&mut policy, 1_000, 60_000, 4001);
     assert_eq!(decision.action, Reprovision);
@@ -240,8 +240,8 @@ fn full_jitter_stays_within_the_cap_and_replays_for_a_seed() {
         let mut capped = ReconnectPolicy::new(exact());
         (0..50)
             .map(|i| {
-                let cap = capped.on_close(1006, Millis(i)).delay_ms;
-                let delay = policy.on_close(1006, Millis(i)).delay_ms;
+                let cap = open_then_close(&mut capped, i, 0, 1006).delay_ms;
+                let delay = open_then_close(&mut policy, i, 0, 1006).delay_ms;
                 assert!(delay <= cap, "attempt {i}: {delay} > {cap}");
                 delay
             })

@@ -698,6 +698,77 @@ describe("mock live STT", () => {
     second.ws.close(1000);
     await withTimeout(second.closed, 2000, "client close");
   });
+
+  test("upgrade404: a provisioned session whose every upgrade is refused with HTTP 404", TEST_TIMEOUT, async () => {
+    const { id, url } = await provisionOk("/stt/upgrade404");
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const client = connect(url);
+      assert.equal(await client.opened, false);
+      assert.match(String(client.failure()?.message), /404/);
+    }
+    const stats = await getStats();
+    assert.equal(stats.stt.sessions[id].upgradesRefused, 2);
+    assert.equal(stats.stt.sessions[id].connections, 0);
+    assert.equal(stats.stt.modes.upgrade404.upgradesRefused, 2);
+  });
+
+  test("end_session: ends the session in use after endAfterFrames, closes 1000, refuses its URL after", TEST_TIMEOUT, async () => {
+    const { id, url } = await provisionOk("/stt/end_session", "?endAfterFrames=3&times=1");
+    const client = connect(url);
+    assert.equal(await client.opened, true);
+    for (const n of [0, 1, 2]) client.ws.send(numberedFrame(n));
+    await client.waitForMessage((m) => m.type === "end_session", "end_session");
+    assert.equal((await withTimeout(client.closed, 2000, "close after end_session")).code, 1000);
+    assert.ok(!client.messages.some((m) => m.type === "end_recording"), "not a stop: no end_recording");
+    const again = connect(url);
+    assert.equal((await withTimeout(again.closed, 2000, "its URL is dead")).code, 4403);
+    const stats = await getStats();
+    assert.equal(stats.stt.sessions[id].endSessions, 1);
+    assert.equal(stats.stt.sessions[id].ended, true);
+    // times=1: the next session of the mode stays up.
+    const fresh = await provisionOk("/stt/end_session", "?endAfterFrames=3&times=1");
+    const second = connect(fresh.url);
+    assert.equal(await second.opened, true);
+    for (const n of [0, 1, 2, 3, 4]) second.ws.send(numberedFrame(n));
+    await waitFor(async () => (await getStats()).stt.sessions[fresh.id].binaryFrames === 5, 2000, "frames");
+    assert.ok(!second.messages.some((m) => m.type === "end_session"));
+    second.ws.close(1000);
+    await withTimeout(second.closed, 2000, "client close");
+  });
+
+  test("provision_hang: never answers; a client abort is counted", TEST_TIMEOUT, async () => {
+    const abort = new AbortController();
+    const pending = fetch(`${base}/stt/provision_hang/v2/live`, { method: "POST", body: "{}", signal: abort.signal });
+    await waitFor(async () => (await getStats()).stt.modes.provision_hang?.provisions === 1, 2000, "request arrived");
+    abort.abort();
+    await assert.rejects(pending, /abort/i);
+    await waitFor(async () => (await getStats()).stt.modes.provision_hang.provisionsAborted === 1, 2000, "abort counted");
+  });
+
+  test("provision_reset: the POST fails with a network error, no HTTP status", TEST_TIMEOUT, async () => {
+    await assert.rejects(provision("/stt/provision_reset"), TypeError);
+    const stats = await getStats();
+    assert.equal(stats.stt.modes.provision_reset.provisionsRefused, 1);
+  });
+
+  test("big_frame: one text frame of bigFrameBytes shaped as a final, then a normal session", TEST_TIMEOUT, async () => {
+    const { id, url } = await provisionOk("/stt/big_frame", "?bigFrameBytes=2000000");
+    const ws = new WebSocket(url, { maxPayload: 0 });
+    const sizes = [];
+    const texts = [];
+    ws.on("message", (data, isBinary) => {
+      if (isBinary) return;
+      sizes.push(data.length);
+      if (data.length < 10_000) texts.push(JSON.parse(data.toString("utf8")));
+    });
+    await new Promise((resolve) => ws.once("open", resolve));
+    await waitFor(() => sizes.length >= 2, 2000, "two frames");
+    assert.equal(sizes[1], 2_000_000);
+    for (let i = 0; i < 10; i += 1) ws.send(Buffer.alloc(3200));
+    await waitFor(() => texts.some((m) => m.type === "transcript" && m.data.is_final), 2000, "a normal final");
+    assert.equal((await getStats()).stt.sessions[id].bigFrames, 1);
+    ws.close(1000);
+  });
 });
 
 // ---------------------------------------------------------------------------

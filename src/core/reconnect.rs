@@ -13,6 +13,15 @@
 //! - **R3** at most `max_reprovisions_per_window` re-provisions in any sliding window of
 //!   `reprovision_window_ms`; beyond that, stop with [`ReconnectReason::ReprovisionLimit`];
 //! - **R4** after [`ReconnectPolicy::on_client_detach`] every decision is [`ReconnectAction::Stop`];
+//! - **R5** a socket that closes before it ever opened is a failed connect; `max_failed_connects`
+//!   of them in a row on one URL mean the session is dead ([`ReconnectReason::DeadUrl`]), and so
+//!   does an `end_session` while the session is in use ([`ReconnectPolicy::on_session_ended`]):
+//!   re-provision, counted by R3's window; with the window spent, stop with
+//!   [`ReconnectReason::DeadSession`] (a browser reports an upgrade refused with HTTP 404 as 1006,
+//!   so R2 alone never sees a dead token);
+//! - **L7** provisioning failures without an HTTP status (a thrown error, a network failure, a
+//!   timeout) are retried at most `max_provision_attempts` times in a row, counting the first
+//!   call: then stop with [`ReconnectReason::ProvisionExhausted`];
 //! - any other close: the same URL again after an exponential backoff with full jitter;
 //! - provisioning failures (network, 408, 429, 5xx) back off the same way and provision again;
 //!   any other status stops ([`ReconnectPolicy::on_provision_failed`]).
@@ -56,6 +65,12 @@ pub struct ReconnectConfig {
     pub jitter: Jitter,
     /// Seed of the jitter PRNG. The shell seeds it from `crypto.getRandomValues`; tests fix it.
     pub random_seed: u64,
+    /// Consecutive failed connects (closed before open) to one URL that make it dead (R5).
+    /// 0 behaves as 1.
+    pub max_failed_connects: u32,
+    /// Consecutive `provision()` calls that may fail without an HTTP status before the policy
+    /// gives up (L7). 0 behaves as 1.
+    pub max_provision_attempts: u32,
 }
 
 impl ReconnectConfig {
@@ -69,6 +84,10 @@ impl ReconnectConfig {
     pub const DEFAULT_INITIAL_DELAY_MS: u64 = 500;
     /// Default `max_delay_ms`.
     pub const DEFAULT_MAX_DELAY_MS: u64 = 30_000;
+    /// Default `max_failed_connects`.
+    pub const DEFAULT_MAX_FAILED_CONNECTS: u32 = 3;
+    /// Default `max_provision_attempts`.
+    pub const DEFAULT_MAX_PROVISION_ATTEMPTS: u32 = 5;
 }
 
 impl Default for ReconnectConfig {
@@ -81,6 +100,8 @@ impl Default for ReconnectConfig {
             max_delay_ms: Self::DEFAULT_MAX_DELAY_MS,
             jitter: Jitter::Full,
             random_seed: 0,
+            max_failed_connects: Self::DEFAULT_MAX_FAILED_CONNECTS,
+            max_provision_attempts: Self::DEFAULT_MAX_PROVISION_ATTEMPTS,
         }
     }
 }
@@ -124,6 +145,15 @@ pub enum ReconnectReason {
     ProvisionFailed,
     /// Provisioning was refused in a way asking again will not fix: stop.
     ProvisionRejected,
+    /// `max_failed_connects` sockets in a row closed before they opened: the URL is dead,
+    /// provision a new session (R5).
+    DeadUrl,
+    /// The server sent `end_session` while the session was in use: provision a new one (R5).
+    SessionEnded,
+    /// A session died by R5 with the re-provision window already full: stop (R3).
+    DeadSession,
+    /// `max_provision_attempts` provisioning failures without an HTTP status in a row: stop (L7).
+    ProvisionExhausted,
 }
 
 impl ReconnectReason {
@@ -137,6 +167,10 @@ impl ReconnectReason {
             ReconnectReason::ClientDetached => "client_detached",
             ReconnectReason::ProvisionFailed => "provision_failed",
             ReconnectReason::ProvisionRejected => "provision_rejected",
+            ReconnectReason::DeadUrl => "dead_url",
+            ReconnectReason::SessionEnded => "session_ended",
+            ReconnectReason::DeadSession => "dead_session",
+            ReconnectReason::ProvisionExhausted => "provision_exhausted",
         }
     }
 }
@@ -186,6 +220,10 @@ pub struct ReconnectPolicy {
     reprovisions_due: VecDeque<Millis>,
     /// Set by the first `Stop`; every later input gets a `Stop` with this reason.
     stopped: Option<ReconnectReason>,
+    /// Sockets in a row that closed before they opened, on the current URL (R5).
+    failed_connects: u32,
+    /// Provisioning failures without an HTTP status since the last success (L7).
+    provision_failures: u32,
 }
 
 impl ReconnectPolicy {
@@ -202,6 +240,8 @@ impl ReconnectPolicy {
             opened_at: None,
             reprovisions_due: VecDeque::new(),
             stopped: None,
+            failed_connects: 0,
+            provision_failures: 0,
         }
     }
 
@@ -220,12 +260,29 @@ impl ReconnectPolicy {
         self.stopped
     }
 
+    /// Sockets in a row that closed before they opened on the current URL (R5).
+    pub fn failed_connects(&self) -> u32 {
+        self.failed_connects
+    }
+
+    /// Provisioning failures without an HTTP status in a row (L7).
+    pub fn provision_failures(&self) -> u32 {
+        self.provision_failures
+    }
+
     /// The socket opened. This alone never resets the backoff (R1): a server that accepts and
-    /// drops at once must keep backing off. It only starts the clock that `on_close` checks.
+    /// drops at once must keep backing off. It starts the clock that `on_close` checks and ends
+    /// a run of failed connects (R5).
     pub fn on_open(&mut self, now: Millis) {
         if self.stopped.is_none() {
             self.opened_at = Some(now);
+            self.failed_connects = 0;
         }
+    }
+
+    /// `provision()` gave a session: the run of provisioning failures is over (L7).
+    pub fn on_provisioned(&mut self) {
+        self.provision_failures = 0;
     }
 
     /// The socket closed with `code` (the browser reports 1006 when it never opened).
@@ -242,7 +299,11 @@ impl ReconnectPolicy {
     ///   ends a session it no longer wants with a 4xxx code, so a bare 1000 most likely means a
     ///   restart or a rotation behind the load balancer: the same URL again, after a backoff.
     ///   If the session is really gone, the next close says so with 4xxx and R2 takes over.
-    /// - anything else (1001, 1006, 1011, 1012, 3xxx, …): the same URL after a backoff.
+    /// - anything else (1001, 1006, 1011, 1012, 3xxx, …): the same URL after a backoff;
+    /// - except (R5) a close of a socket that never opened (whatever its code, outside
+    ///   4000–4999): the `max_failed_connects`-th in a row on one URL means the URL is dead, and
+    ///   the session is re-provisioned as for R2, within the window, or else stops with
+    ///   [`ReconnectReason::DeadSession`].
     pub fn on_close(&mut self, code: u16, now: Millis) -> Decision {
         let opened_at = self.opened_at.take();
         if let Some(reason) = self.stopped {
@@ -252,8 +313,22 @@ impl ReconnectPolicy {
         if stayed_open_ms.is_some_and(|ms| ms >= self.config.stable_open_ms) {
             self.backoff.reset();
         }
+        if opened_at.is_none() && !(4000..=4999).contains(&code) {
+            self.failed_connects = self.failed_connects.saturating_add(1);
+            if self.failed_connects >= self.config.max_failed_connects {
+                return self.reprovision_for_dead_session(
+                    now,
+                    ReconnectReason::DeadUrl,
+                    ReconnectReason::DeadSession,
+                );
+            }
+        }
         match code {
-            4000..=4999 => self.reprovision_for_dead_session(now),
+            4000..=4999 => self.reprovision_for_dead_session(
+                now,
+                ReconnectReason::SessionDead,
+                ReconnectReason::ReprovisionLimit,
+            ),
             1000 => self.after_backoff(
                 ReconnectAction::ReconnectSameUrl,
                 ReconnectReason::NormalClose,
@@ -276,10 +351,21 @@ impl ReconnectPolicy {
     /// *dead session* makes us start a new one, and a retry is the same re-provision that has not
     /// succeeded yet. They are bounded by the backoff instead: at most one per `max_delay_ms`
     /// once the schedule reaches its cap, and never faster than the schedule allows.
+    ///
+    /// L7: a failure without a status is the `n`-th in a row (since the last
+    /// [`ReconnectPolicy::on_provisioned`]); the `max_provision_attempts`-th stops with
+    /// [`ReconnectReason::ProvisionExhausted`]. Failures with a transient status are neither
+    /// counted nor end the run: the backoff bounds them.
     pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) -> Decision {
         self.forget_old_reprovisions(now);
         if let Some(reason) = self.stopped {
             return Decision::stop(reason);
+        }
+        if http_status_or_zero == 0 {
+            self.provision_failures = self.provision_failures.saturating_add(1);
+            if self.provision_failures >= self.config.max_provision_attempts {
+                return self.stop(ReconnectReason::ProvisionExhausted);
+            }
         }
         if is_transient_provision_failure(http_status_or_zero) {
             self.after_backoff(
@@ -291,6 +377,25 @@ impl ReconnectPolicy {
         }
     }
 
+    /// The server sent `end_session` while the session was in use (R5): the session is over.
+    /// Like a close of a dead session (R2): re-provision within R3's window, never the old URL,
+    /// or stop with [`ReconnectReason::DeadSession`]. The socket counts as closed now (R1 is
+    /// checked here; the shell ignores the close that follows).
+    pub fn on_session_ended(&mut self, now: Millis) -> Decision {
+        let opened_at = self.opened_at.take();
+        if let Some(reason) = self.stopped {
+            return Decision::stop(reason);
+        }
+        if opened_at.is_some_and(|at| now.since(at) >= self.config.stable_open_ms) {
+            self.backoff.reset();
+        }
+        self.reprovision_for_dead_session(
+            now,
+            ReconnectReason::SessionEnded,
+            ReconnectReason::DeadSession,
+        )
+    }
+
     /// The local client detached (stop, dispose, page leaving): from now on every decision is
     /// [`ReconnectAction::Stop`] with [`ReconnectReason::ClientDetached`] (R4), whatever stopped
     /// the policy before.
@@ -299,7 +404,8 @@ impl ReconnectPolicy {
         self.opened_at = None;
     }
 
-    /// R2 and R3: a dead session gets a new one, unless the window is full.
+    /// R2, R5 and R3: a dead session gets a new one (`reason`), unless the window is full
+    /// (then stop with `limit`).
     ///
     /// The window counts the moments at which decisions tell the shell to call `provision()`
     /// (decision time + delay), not the decision times, so the bound holds for the calls
@@ -307,7 +413,12 @@ impl ReconnectPolicy {
     /// `max_reprovisions_per_window` of them. Half-open means a re-provision due exactly
     /// `reprovision_window_ms` after an earlier one no longer counts that one: with the
     /// defaults, re-provisions due at 0 and 1 000 allow a third due at 300 000, not at 299 999.
-    fn reprovision_for_dead_session(&mut self, now: Millis) -> Decision {
+    fn reprovision_for_dead_session(
+        &mut self,
+        now: Millis,
+        reason: ReconnectReason,
+        limit: ReconnectReason,
+    ) -> Decision {
         self.forget_old_reprovisions(now);
         // Drawn on a copy: a stop takes no backoff step, so `backoff_attempt` counts real waits.
         let mut backoff = self.backoff.clone();
@@ -324,14 +435,15 @@ impl ReconnectPolicy {
         let allowed =
             usize::try_from(self.config.max_reprovisions_per_window).unwrap_or(usize::MAX);
         if in_window >= allowed {
-            return self.stop(ReconnectReason::ReprovisionLimit);
+            return self.stop(limit);
         }
         self.backoff = backoff;
         self.reprovisions_due.push_back(due);
+        self.failed_connects = 0; // a new URL starts its own count (R5)
         Decision {
             action: ReconnectAction::Reprovision,
             delay_ms,
-            reason: ReconnectReason::SessionDead,
+            reason,
         }
     }
 

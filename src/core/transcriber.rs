@@ -16,7 +16,15 @@
 //!   socket is kept until the server confirms it and sent again if the socket closes first; over
 //!   the bound the oldest frames go, and those never sent are counted and reported with
 //!   [`TranscriberError::AudioDropped`]. The rules live in `transcriber/audio.rs`.
-//! - **L2** malformed and unknown messages are counted in [`Stats`] and skipped.
+//! - **L2** malformed and unknown messages are counted in [`Stats`] and skipped; so are text
+//!   messages over `max_message_bytes` (the shell checks their length before copying them);
+//! - **R5** `max_failed_connects` sockets in a row that close before they open, or an
+//!   `end_session` while the session is in use, end the session: a new one is provisioned within
+//!   R3's window, else the transcriber fails with [`TranscriberError::DeadSession`];
+//! - **L7** a `provision()` not settled after `provision_timeout_ms` is cancelled
+//!   ([`Action::CancelProvision`]) and counts as a failure without a status; after
+//!   `max_provision_attempts` of those in a row the transcriber fails with
+//!   [`TranscriberError::ProvisionExhausted`].
 //!
 //! ```
 //! use turnguard::core::gladia::MessageView;
@@ -109,6 +117,14 @@ pub enum TranscriberError {
     },
     /// `provision()` resolved without a `ws://` or `wss://` URL, or the browser refused it.
     InvalidUrl,
+    /// Sessions died by R5 (a URL that never opens, `end_session`) more often than
+    /// `maxReprovisionsPerWindow` allows.
+    DeadSession,
+    /// `provision()` failed this many times in a row without an HTTP status (L7).
+    ProvisionExhausted {
+        /// The failures in a row: `max_provision_attempts`.
+        attempts: u32,
+    },
 }
 
 impl TranscriberError {
@@ -119,6 +135,8 @@ impl TranscriberError {
             TranscriberError::ReprovisionLimit => "reprovision_limit",
             TranscriberError::ProvisionRejected { .. } => "provision_rejected",
             TranscriberError::InvalidUrl => "invalid_url",
+            TranscriberError::DeadSession => "dead_session",
+            TranscriberError::ProvisionExhausted { .. } => "provision_exhausted",
         }
     }
 
@@ -144,6 +162,15 @@ impl fmt::Display for TranscriberError {
             TranscriberError::InvalidUrl => {
                 f.write_str("provision() gave no usable ws:// or wss:// url")
             }
+            TranscriberError::DeadSession => f.write_str(
+                "the live session was dead (its url never opened, or the server ended it) too \
+                 often within the re-provision window; gave up",
+            ),
+            TranscriberError::ProvisionExhausted { attempts } => write!(
+                f,
+                "provision() failed {attempts} times in a row without an HTTP status (it threw, \
+                 the network failed, or it timed out); gave up"
+            ),
         }
     }
 }
@@ -161,6 +188,10 @@ pub struct TranscriberConfig {
     pub connect_timeout_ms: u64,
     /// How long `stop` waits for the last transcripts (`end_recording` or the server's close).
     pub stop_timeout_ms: u64,
+    /// How long one `provision()` may take before it is cancelled and counts as failed (L7).
+    pub provision_timeout_ms: u64,
+    /// Largest server text message read, in UTF-8 bytes; longer ones are malformed (L2).
+    pub max_message_bytes: u64,
 }
 
 impl TranscriberConfig {
@@ -170,6 +201,10 @@ impl TranscriberConfig {
     pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
     /// Default `stop_timeout_ms`.
     pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 5_000;
+    /// Default `provision_timeout_ms`.
+    pub const DEFAULT_PROVISION_TIMEOUT_MS: u64 = 10_000;
+    /// Default `max_message_bytes`: 1 MiB.
+    pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 1 << 20;
 
     /// The bound of the audio buffer in bytes.
     pub fn buffer_bytes(&self) -> u64 {
@@ -185,6 +220,8 @@ impl Default for TranscriberConfig {
             buffer_ms: Self::DEFAULT_BUFFER_MS,
             connect_timeout_ms: Self::DEFAULT_CONNECT_TIMEOUT_MS,
             stop_timeout_ms: Self::DEFAULT_STOP_TIMEOUT_MS,
+            provision_timeout_ms: Self::DEFAULT_PROVISION_TIMEOUT_MS,
+            max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -206,7 +243,8 @@ pub struct Stats {
     pub connections: u64,
     /// `provision()` calls.
     pub provisions: u64,
-    /// Server messages that were not JSON objects with a `type`, or incomplete transcripts.
+    /// Server messages that were not JSON objects with a `type`, incomplete transcripts, or
+    /// text over `max_message_bytes`.
     pub malformed_messages: u64,
     /// Server messages of an unknown `type`.
     pub unknown_messages: u64,
@@ -217,6 +255,8 @@ pub struct Stats {
 pub enum Action {
     /// Call `provision()`; answer with `on_provisioned` or `on_provision_failed`.
     Provision,
+    /// Abort the pending `provision()` (fire its signal) and ignore how it settles (L7).
+    CancelProvision,
     /// Close any socket and open one to this URL; answer with `on_open`/`on_close`.
     Connect(String),
     /// Send these bytes as one binary frame on the open socket.
@@ -246,6 +286,8 @@ struct Timers {
     connect: Option<Millis>,
     /// `stop` waited long enough for the last transcripts.
     stop: Option<Millis>,
+    /// `provision()` took too long (L7).
+    provision: Option<Millis>,
 }
 
 /// Clears `slot` and says true when it was due at `now`.
@@ -343,9 +385,9 @@ impl Transcriber {
     }
 
     /// Starts the session: provisions, then connects. Only from `Idle`; otherwise nothing.
-    pub fn start(&mut self, _now: Millis) {
+    pub fn start(&mut self, now: Millis) {
         if self.state == State::Idle {
-            self.provision();
+            self.provision(now);
         }
     }
 
@@ -354,6 +396,8 @@ impl Transcriber {
         if self.state != State::Provisioning {
             return;
         }
+        self.timers.provision = None;
+        self.policy.on_provisioned();
         if !is_socket_url(url) {
             return self.fail(TranscriberError::InvalidUrl);
         }
@@ -365,6 +409,7 @@ impl Transcriber {
     /// `provision()` failed with this HTTP status, or 0 (network error, thrown callback).
     pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) {
         if self.state == State::Provisioning {
+            self.timers.provision = None;
             self.last_provision_status = http_status_or_zero;
             let decision = self.policy.on_provision_failed(http_status_or_zero, now);
             self.follow(decision, now);
@@ -399,14 +444,24 @@ impl Transcriber {
         }
     }
 
-    /// A text message arrived on the socket.
+    /// A text message arrived on the socket. Over `max_message_bytes` it is malformed, unread.
     pub fn on_text(&mut self, text: &str, now: Millis) {
+        if u64::try_from(text.len()).map_or(true, |len| len > self.config.max_message_bytes) {
+            return self.on_oversize_message(now);
+        }
         self.on_message(gladia::read(text), now);
+    }
+
+    /// A text message over `max_message_bytes` arrived; the shell measured it and did not copy it.
+    pub fn on_oversize_message(&mut self, _now: Millis) {
+        if self.state == State::Open {
+            self.stats.malformed_messages += 1;
+        }
     }
 
     /// A text message arrived, already read: `None` when it was not a JSON object with a string
     /// `type`.
-    pub fn on_message(&mut self, view: Option<MessageView>, _now: Millis) {
+    pub fn on_message(&mut self, view: Option<MessageView>, now: Millis) {
         if self.state != State::Open {
             return;
         }
@@ -437,6 +492,7 @@ impl Transcriber {
             {
                 self.finish_stop(true)
             }
+            Message::Lifecycle(Lifecycle::EndSession) => self.session_ended(now),
             Message::AudioAck(Some(bytes)) => self.audio.on_acknowledged(bytes),
             Message::Malformed => self.stats.malformed_messages += 1,
             Message::Unknown => self.stats.unknown_messages += 1,
@@ -507,10 +563,14 @@ impl Transcriber {
             self.actions.push_back(Action::Close);
             self.socket_lost(1006, now);
         }
+        if take_due(&mut self.timers.provision, now) && self.state == State::Provisioning {
+            self.actions.push_back(Action::CancelProvision);
+            self.on_provision_failed(0, now);
+        }
         if take_due(&mut self.timers.retry, now) && self.state == State::Backoff {
             match (self.after_backoff, &self.url) {
                 (ReconnectAction::ReconnectSameUrl, Some(_)) => self.connect(now),
-                _ => self.provision(),
+                _ => self.provision(now),
             }
         }
     }
@@ -522,8 +582,12 @@ impl Transcriber {
             retry,
             connect,
             stop,
+            provision,
         } = self.timers;
-        [retry, connect, stop].into_iter().flatten().min()
+        [retry, connect, stop, provision]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The next thing the shell must do, in order.
@@ -539,7 +603,8 @@ impl Transcriber {
         }
     }
 
-    fn provision(&mut self) {
+    fn provision(&mut self, now: Millis) {
+        self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
         self.set_state(State::Provisioning);
         self.stats.provisions += 1;
         self.actions.push_back(Action::Provision);
@@ -547,7 +612,7 @@ impl Transcriber {
 
     fn connect(&mut self, now: Millis) {
         let Some(url) = self.url.clone() else {
-            return self.provision();
+            return self.provision(now);
         };
         self.set_state(State::Connecting);
         self.stats.connections += 1;
@@ -564,6 +629,18 @@ impl Transcriber {
         self.follow(decision, now);
     }
 
+    /// `end_session` while in use (R5): the socket is done for, and so is its URL.
+    fn session_ended(&mut self, now: Millis) {
+        if self.stopping {
+            return;
+        }
+        self.actions.push_back(Action::Close);
+        self.timers.connect = None;
+        self.audio.on_socket_lost(now);
+        let decision = self.policy.on_session_ended(now);
+        self.follow(decision, now);
+    }
+
     fn follow(&mut self, decision: Decision, now: Millis) {
         match decision.action {
             ReconnectAction::Stop => match decision.reason {
@@ -572,6 +649,12 @@ impl Transcriber {
                     // The policy stops on a provisioning status only; keep which one for the UI.
                     self.fail(TranscriberError::ProvisionRejected {
                         status: self.last_provision_status,
+                    })
+                }
+                ReconnectReason::DeadSession => self.fail(TranscriberError::DeadSession),
+                ReconnectReason::ProvisionExhausted => {
+                    self.fail(TranscriberError::ProvisionExhausted {
+                        attempts: self.config.reconnect.max_provision_attempts.max(1),
                     })
                 }
                 _ => self.fail(TranscriberError::ReprovisionLimit),

@@ -288,10 +288,22 @@ async function* textStream(body, decoder) {
 // src/core/gladia.rs); this file only performs browser I/O.
 
 /**
- * Opens a socket whose events reach `onEvent(id, kind, value)`: 0 open, 1 close (code), 2 message
- * (its text, or undefined for a binary message, which the protocol does not use).
+ * Whether a text message is longer than `maxBytes` in UTF-8, measured without copying it into
+ * wasm. UTF-8 never takes fewer bytes than UTF-16 code units, nor more than three per unit, so
+ * only lengths in between are encoded to count.
  */
-export function openSocket(url, id, onEvent) {
+function oversize(text, maxBytes) {
+  if (text.length > maxBytes) return true;
+  if (text.length * 3 <= maxBytes) return false;
+  return new TextEncoder().encode(text).length > maxBytes;
+}
+
+/**
+ * Opens a socket whose events reach `onEvent(id, kind, value)`: 0 open, 1 close (code), 2 message
+ * (its text, or undefined for a binary message, which the protocol does not use), 3 a text
+ * message over `maxMessageBytes` (its text stays on the JS side).
+ */
+export function openSocket(url, id, onEvent, maxMessageBytes) {
   let socket;
   try {
     socket = new WebSocket(url);
@@ -301,7 +313,12 @@ export function openSocket(url, id, onEvent) {
   socket.binaryType = "arraybuffer";
   socket.onopen = () => onEvent(id, 0, undefined);
   socket.onclose = (event) => onEvent(id, 1, event.code);
-  socket.onmessage = (event) => onEvent(id, 2, typeof event.data === "string" ? event.data : undefined);
+  socket.onmessage = (event) => {
+    const { data } = event;
+    if (typeof data !== "string") onEvent(id, 2, undefined);
+    else if (oversize(data, maxMessageBytes)) onEvent(id, 3, undefined);
+    else onEvent(id, 2, data);
+  };
   return socket;
 }
 
@@ -320,42 +337,65 @@ export function sendText(socket, text) {
   if (socket.readyState === 1) socket.send(text);
 }
 
+/** A property of an app object, or `undefined` when reading it throws (a hostile getter or proxy). */
+function readSafely(object, key) {
+  try {
+    return object?.[key];
+  } catch {
+    return undefined;
+  }
+}
+
 /** HTTP status carried by a provision() rejection: a numeric `status`, else 0 (network). */
 const statusOf = (error) => {
-  const status = error?.status;
+  const status = readSafely(error, "status");
   return Number.isInteger(status) && status >= 100 && status <= 599 ? status : 0;
 };
 
 /**
- * Calls `provision({ signal })` and reports `done(url, id, status)`: status -1 on success (url ""
- * when the result has none), else the failure's HTTP status or 0. Returns the AbortController.
+ * Calls `provision({ signal })` and reports `done(url, id, status)` exactly once: status -1 on
+ * success (url "" when the result has none), else the failure's HTTP status or 0. Every read of
+ * the app's objects (`then`, `url`, `id`, `status`) is guarded: one that throws is a failure
+ * without a status, never an exception out of here. Returns the AbortController.
  */
 export function callProvision(provision, done) {
   const abort = new AbortController();
-  let result;
+  let settled = false;
+  const settle = (url, id, status) => {
+    if (settled) return;
+    settled = true;
+    done(url, id, status);
+  };
+  const succeed = (session) => {
+    let url;
+    let id;
+    try {
+      url = session?.url;
+      id = session?.id;
+    } catch {
+      return settle("", undefined, 0);
+    }
+    settle(typeof url === "string" ? url : "", typeof id === "string" ? id : undefined, -1);
+  };
+  const fail = (error) => settle("", undefined, statusOf(error));
   try {
-    result = provision({ signal: abort.signal });
+    // `new Promise` adopts a thenable through its `then` and turns a throwing `then` getter into
+    // a rejection; `Promise.resolve` would read `constructor` of a real promise unguarded.
+    new Promise((resolve) => resolve(provision({ signal: abort.signal }))).then(succeed, fail);
   } catch (error) {
-    result = Promise.reject(error);
+    fail(error);
   }
-  Promise.resolve(result).then(
-    (session) => {
-      const url = session?.url;
-      const id = session?.id;
-      done(typeof url === "string" ? url : "", typeof id === "string" ? id : undefined, -1);
-    },
-    (error) => done("", undefined, statusOf(error)),
-  );
   return abort;
 }
 
 /** The error objects `onError` receives: real `Error`s with a `code` and `terminal`. */
-export function transcriberError(code, message, terminal, status, frames, ms, totalFrames) {
+export function transcriberError(code, message, terminal, status, frames, ms, totalFrames, attempts) {
   const error = new Error(message);
   error.code = code;
   error.terminal = terminal;
   if (status > 0) error.status = status;
   if (code === "audio_dropped") Object.assign(error, { frames, ms, totalFrames });
+  if (attempts > 0) error.attempts = attempts;
   return error;
 }
 
@@ -373,99 +413,74 @@ export function domError(name, message) {
 
 // ---------------------------------------------------------------------------------------------
 // Microphone capture (L5): getUserMedia + an AudioWorklet that mixes to mono, resamples to the
-// transcriber's rate and posts PCM16 frames of 20 ms. The worklet ships as a string turned into a
-// Blob URL, so bundlers need no extra file (a page whose CSP forbids blob: workers must allow it).
+// transcriber's rate and posts PCM16 frames of 20 ms. The worklet is src/web/capture-worklet.js
+// (shipped as pkg/capture-worklet.js). By default its source becomes a blob: URL, so bundlers
+// need no extra file; a page whose CSP `script-src` does not allow `blob:` passes `workletUrl`,
+// a same-origin URL of capture-worklet.js, instead.
 
-const CAPTURE_WORKLET = `
-class TurnguardCapture extends AudioWorkletProcessor {
-  constructor(options) {
-    super();
-    const { targetRate, frameSamples } = options.processorOptions;
-    this.step = sampleRate / targetRate; // input samples per output sample
-    this.frameSamples = frameSamples;
-    this.frame = new Int16Array(frameSamples);
-    this.fill = 0;
-    this.phase = 0;
-    this.sum = 0;
-    this.count = 0;
-    this.previous = 0;
-  }
-  emit(value) {
-    const clamped = Math.max(-1, Math.min(1, value));
-    this.frame[this.fill++] = Math.round(clamped < 0 ? clamped * 0x8000 : clamped * 0x7fff);
-    if (this.fill === this.frameSamples) {
-      // Transferred, not copied: the old buffer is detached, so the next frame is a new one.
-      this.port.postMessage(this.frame.buffer, [this.frame.buffer]);
-      this.frame = new Int16Array(this.frameSamples);
-      this.fill = 0;
-    }
-  }
-  process(inputs) {
-    const channels = inputs[0];
-    if (!channels || channels.length === 0) return true;
-    const length = channels[0].length;
-    for (let i = 0; i < length; i++) {
-      let sample = 0;
-      for (let c = 0; c < channels.length; c++) sample += channels[c][i];
-      sample /= channels.length;
-      if (this.step >= 1) {
-        // Downsampling: average the inputs of each output period (a box low-pass against aliasing).
-        this.sum += sample;
-        this.count += 1;
-        this.phase += 1;
-        if (this.phase >= this.step) {
-          this.emit(this.sum / this.count);
-          this.phase -= this.step;
-          this.sum = 0;
-          this.count = 0;
-        }
-      } else {
-        // Upsampling: linear interpolation between consecutive inputs.
-        while (this.phase < 1) {
-          this.emit(this.previous + (sample - this.previous) * this.phase);
-          this.phase += this.step;
-        }
-        this.phase -= 1;
-        this.previous = sample;
-      }
-    }
-    return true;
-  }
-}
-registerProcessor("turnguard-capture", TurnguardCapture);
-`;
-
-let workletUrl;
+const blobUrls = new Map();
 
 export function isMediaStream(value) {
   return typeof MediaStream !== "undefined" && value instanceof MediaStream;
 }
 
+/** The error of a worklet that could not load: turnguard's own, naming CSP and the fix. */
+function workletBlocked(url, blob, cause) {
+  const where = blob ? "from a blob: URL" : `from ${url}`;
+  const fix = blob
+    ? "a Content-Security-Policy whose script-src does not allow blob: blocks it; allow blob: in script-src, or pass attachMicrophone(stream, { workletUrl }) naming a same-origin copy of turnguard's capture-worklet.js"
+    : "check that the URL serves turnguard's capture-worklet.js as JavaScript and that the page's Content-Security-Policy script-src allows it";
+  const error = new Error(`the microphone capture worklet could not load ${where}: ${fix}`, { cause });
+  error.name = "WorkletBlockedError";
+  error.code = "worklet_blocked";
+  error.terminal = false;
+  return error;
+}
+
 /**
  * Starts capturing `stream` (or the default microphone when undefined) and calls `onFrame(pcm)`
  * with each Int16Array frame; then `adopt(handle)` takes the handle for `stopCapture` (and may
- * throw, which rejects the returned promise).
+ * throw, which rejects the returned promise and releases the capture). `workletUrl` (a string,
+ * or undefined for the blob: default made from `workletSource`) names the worklet module. A
+ * worklet that cannot load rejects with `worklet_blocked` and calls `onBlocked(error)` first.
  */
-export function startCapture(stream, targetRate, onFrame, adopt) {
-  return capture(stream, targetRate, onFrame).then((handle) => {
-    adopt(handle);
+export function startCapture(stream, targetRate, onFrame, adopt, workletUrl, workletSource, onBlocked) {
+  return capture(stream, targetRate, onFrame, workletUrl, workletSource, onBlocked).then((handle) => {
+    try {
+      adopt(handle);
+    } catch (error) {
+      stopCapture(handle);
+      throw error;
+    }
   });
 }
 
-async function capture(stream, targetRate, onFrame) {
+async function capture(stream, targetRate, onFrame, workletUrl, workletSource, onBlocked) {
   const owned = stream === undefined;
   const media = owned
     ? await navigator.mediaDevices.getUserMedia({
         audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
       })
     : stream;
-  const context = new AudioContext({ latencyHint: "interactive" });
-  const capture = { media, owned, context, source: null, node: null };
+  // From here on, every failure releases what was taken: tracks of a stream opened here, the context.
+  const capture = { media, owned, context: null, source: null, node: null };
   try {
-    workletUrl ??= URL.createObjectURL(new Blob([CAPTURE_WORKLET], { type: "text/javascript" }));
-    await context.audioWorklet.addModule(workletUrl);
-    capture.source = context.createMediaStreamSource(media);
-    capture.node = new AudioWorkletNode(context, "turnguard-capture", {
+    capture.context = new AudioContext({ latencyHint: "interactive" });
+    const blob = workletUrl === undefined;
+    const url = blob ? blobUrlFor(workletSource) : workletUrl;
+    try {
+      await capture.context.audioWorklet.addModule(url);
+    } catch (cause) {
+      const error = workletBlocked(url, blob, cause);
+      try {
+        onBlocked(error);
+      } catch {
+        // onBlocked reports to the app; its failure must not hide this one.
+      }
+      throw error;
+    }
+    capture.source = capture.context.createMediaStreamSource(media);
+    capture.node = new AudioWorkletNode(capture.context, "turnguard-capture", {
       numberOfInputs: 1,
       numberOfOutputs: 1,
       outputChannelCount: [1],
@@ -473,9 +488,9 @@ async function capture(stream, targetRate, onFrame) {
     });
     capture.node.port.onmessage = (event) => onFrame(new Int16Array(event.data));
     // Connected to the destination (it outputs silence) so every browser keeps pulling it.
-    capture.source.connect(capture.node).connect(context.destination);
+    capture.source.connect(capture.node).connect(capture.context.destination);
     // Not awaited: without a user gesture, resume() may wait for one; frames flow once it runs.
-    if (context.state !== "running") context.resume().catch(() => {});
+    if (capture.context.state !== "running") capture.context.resume().catch(() => {});
     return capture;
   } catch (error) {
     stopCapture(capture);
@@ -483,15 +498,26 @@ async function capture(stream, targetRate, onFrame) {
   }
 }
 
+function blobUrlFor(source) {
+  let url = blobUrls.get(source);
+  if (url === undefined) {
+    url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+    blobUrls.set(source, url);
+  }
+  return url;
+}
+
 /** Stops frames at once, disconnects, closes the context, and stops the tracks it opened itself. */
 export function stopCapture(capture) {
+  if (capture.stopped) return;
+  capture.stopped = true;
   if (capture.node) {
     capture.node.port.onmessage = null;
     capture.node.disconnect();
   }
   capture.source?.disconnect();
   if (capture.owned) for (const track of capture.media.getTracks()) track.stop();
-  capture.context.close().catch(() => {});
+  capture.context?.close().catch(() => {});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,17 +1,19 @@
-//! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R4), usable with any socket.
+//! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R5, L7), usable with any socket.
 
 use crate::core::backoff::Jitter;
 use crate::core::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
 use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 /// The live speech-to-text reconnect rules as a pure state machine: report what the socket did,
 /// with the time, and follow the decision. See DESIGN.md §2 (L3).
 #[wasm_bindgen]
 pub struct ReconnectPolicy {
-    policy: Policy,
+    /// Taken by `free()`; every method of a freed policy throws a `TypeError`.
+    policy: RefCell<Option<Policy>>,
 }
 
 #[wasm_bindgen]
@@ -24,39 +26,48 @@ impl ReconnectPolicy {
         >,
     ) -> Result<ReconnectPolicy, JsValue> {
         let options = options.unwrap_or(JsValue::UNDEFINED);
+        let policy = Policy::new(parse_reconnect_config(&options)?);
         Ok(ReconnectPolicy {
-            policy: Policy::new(parse_reconnect_config(&options)?),
+            policy: RefCell::new(Some(policy)),
         })
+    }
+
+    /// Releases the policy. Idempotent (the `free()` wasm-bindgen generates throws on a second
+    /// call); a method called afterwards throws a `TypeError`. Also `[Symbol.dispose]()`.
+    pub fn free(&self) {
+        if let Ok(mut policy) = self.policy.try_borrow_mut() {
+            policy.take();
+        }
     }
 
     /// The socket opened at `nowMs` (any monotonic clock, e.g. `performance.now()`).
     #[wasm_bindgen(js_name = onOpen)]
     pub fn on_open(
-        &mut self,
+        &self,
         #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
     ) -> Result<(), JsValue> {
         let now = Millis(time_arg(&now_ms, "nowMs")?);
-        self.policy.on_open(now);
-        Ok(())
+        self.with(|policy| policy.on_open(now))
     }
 
-    /// The socket closed with `code` at `nowMs`: what to do next.
+    /// The socket closed with `code` at `nowMs`: what to do next. A close without an `onOpen`
+    /// since the last close is a failed connect (R5).
     #[wasm_bindgen(js_name = onClose, unchecked_return_type = "ReconnectDecision")]
     pub fn on_close(
-        &mut self,
+        &self,
         #[wasm_bindgen(unchecked_param_type = "number")] code: JsValue,
         #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
     ) -> Result<JsValue, JsValue> {
         let code = whole_arg(&code, "code", 0, u32::from(u16::MAX))?;
         let now = Millis(time_arg(&now_ms, "nowMs")?);
         let code = u16::try_from(code).unwrap_or(u16::MAX);
-        Ok(decision_to_js(self.policy.on_close(code, now)))
+        self.with(|policy| decision_to_js(policy.on_close(code, now)))
     }
 
     /// Provisioning failed with this HTTP status (0 for a network error) at `nowMs`.
     #[wasm_bindgen(js_name = onProvisionFailed, unchecked_return_type = "ReconnectDecision")]
     pub fn on_provision_failed(
-        &mut self,
+        &self,
         #[wasm_bindgen(js_name = httpStatusOrZero, unchecked_param_type = "number")]
         http_status_or_zero: JsValue,
         #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
@@ -64,19 +75,52 @@ impl ReconnectPolicy {
         let status = whole_arg(&http_status_or_zero, "httpStatusOrZero", 0, 999)?;
         let now = Millis(time_arg(&now_ms, "nowMs")?);
         let status = u16::try_from(status).unwrap_or(u16::MAX);
-        Ok(decision_to_js(self.policy.on_provision_failed(status, now)))
+        self.with(|policy| decision_to_js(policy.on_provision_failed(status, now)))
+    }
+
+    /// The server sent `end_session` while the session was in use, at `nowMs` (R5): re-provision
+    /// within the window, or stop with `dead_session`.
+    #[wasm_bindgen(js_name = onSessionEnded, unchecked_return_type = "ReconnectDecision")]
+    pub fn on_session_ended(
+        &self,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let now = Millis(time_arg(&now_ms, "nowMs")?);
+        self.with(|policy| decision_to_js(policy.on_session_ended(now)))
+    }
+
+    /// `provision()` gave a session: the run of provisioning failures without a status ends (L7).
+    #[wasm_bindgen(js_name = onProvisioned)]
+    pub fn on_provisioned(&self) -> Result<(), JsValue> {
+        self.with(Policy::on_provisioned)
+    }
+
+    /// Sockets in a row that closed before they opened on the current URL (R5).
+    #[wasm_bindgen(getter = failedConnects)]
+    pub fn failed_connects(&self) -> Result<u32, JsValue> {
+        self.with(|policy| policy.failed_connects())
     }
 
     /// The local client went away (stop, dispose, page leaving): from now on every decision is stop.
     #[wasm_bindgen(js_name = onClientDetach)]
-    pub fn on_client_detach(&mut self) {
-        self.policy.on_client_detach();
+    pub fn on_client_detach(&self) -> Result<(), JsValue> {
+        self.with(Policy::on_client_detach)
     }
 
     /// Backoff steps taken since the last reset.
     #[wasm_bindgen(getter = backoffAttempt)]
-    pub fn backoff_attempt(&self) -> u32 {
-        self.policy.backoff_attempt()
+    pub fn backoff_attempt(&self) -> Result<u32, JsValue> {
+        self.with(|policy| policy.backoff_attempt())
+    }
+}
+
+impl ReconnectPolicy {
+    /// Runs `act` on the policy, or fails with a `TypeError` once it was freed.
+    fn with<R>(&self, act: impl FnOnce(&mut Policy) -> R) -> Result<R, JsValue> {
+        match self.policy.try_borrow_mut().as_deref_mut() {
+            Ok(Some(policy)) => Ok(act(policy)),
+            _ => Err(type_error("the ReconnectPolicy was freed")),
+        }
     }
 }
 
@@ -117,6 +161,18 @@ pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfi
     }
     // Seeds up to 2^53 - 1 arrive exactly as JS numbers.
     config.random_seed = fields.count("randomSeed", config.random_seed, 0)?;
+    let failed = fields.count(
+        "maxFailedConnects",
+        u64::from(config.max_failed_connects),
+        1,
+    )?;
+    config.max_failed_connects = u32::try_from(failed).unwrap_or(u32::MAX);
+    let attempts = fields.count(
+        "maxProvisionAttempts",
+        u64::from(config.max_provision_attempts),
+        1,
+    )?;
+    config.max_provision_attempts = u32::try_from(attempts).unwrap_or(u32::MAX);
     Ok(config)
 }
 

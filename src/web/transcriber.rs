@@ -2,28 +2,32 @@
 //! (DESIGN.md §2, L1–L6). The sans-IO [`Transcriber`] decides; this shell performs its actions
 //! with the app's `provision()`, a browser `WebSocket`, one timer and the microphone.
 //!
-//! Every JS callback — the app's and `provision()` — runs with no `RefCell` borrow held: actions
-//! are taken from the core one at a time and performed after the borrow is released, and a call
-//! made from inside a callback (say `stop()` from `onFinal`) only queues; the outer `pump`
-//! performs what it queued.
+//! It runs on the shared [`driver`](crate::web::driver): every JS callback — the app's and
+//! `provision()` — runs with no borrow held, a call made from inside a callback (say `stop()` from
+//! `onFinal`) only queues and the outer pump performs what it queued, re-checked against the core
+//! (a queued `provision()` or connect is skipped once the transcriber stopped). `free()` is
+//! idempotent and works from any callback.
 //!
 //! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
 //! JSON reader.
 
+mod errors;
+mod io;
 mod options;
 
 pub use options::gladia_provisioner;
 
 use crate::core::gladia::STOP_RECORDING;
-use crate::core::transcriber::{Action, State, Transcriber, TranscriberError};
-use crate::web::clock::Clock;
+use crate::core::time::Millis;
+use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
+use crate::web::driver::{self, Driver, Machine, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
-use crate::web::timer::Timer;
+use errors::{aborted, callback_error, dom_error, error_to_js, freed};
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
 use options::{parse_options, Callbacks};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
@@ -31,7 +35,7 @@ use web_sys::AbortController;
 #[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = openSocket)]
-    fn open_socket(url: &str, id: u32, on_event: &Function) -> JsValue;
+    fn open_socket(url: &str, id: u32, on_event: &Function, max_message_bytes: f64) -> JsValue;
     #[wasm_bindgen(js_name = closeSocket)]
     fn close_socket(socket: &JsValue);
     #[wasm_bindgen(js_name = sendBytes)]
@@ -40,20 +44,19 @@ extern "C" {
     fn send_text(socket: &JsValue, text: &str);
     #[wasm_bindgen(js_name = callProvision)]
     fn call_provision(provision: &Function, done: &JsValue) -> AbortController;
-    #[wasm_bindgen(js_name = transcriberError)]
-    fn transcriber_error(
-        code: &str,
-        message: &str,
-        terminal: bool,
-        status: u16,
-        frames: f64,
-        ms: f64,
-        total_frames: f64,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = transcriberCallbackError)]
-    fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = domError)]
-    fn dom_error(name: &str, message: &str) -> JsValue;
+}
+
+impl Machine for Transcriber {
+    type Action = Action;
+    fn poll_action(&mut self) -> Option<Action> {
+        Transcriber::poll_action(self)
+    }
+    fn poll_timeout(&self) -> Option<Millis> {
+        Transcriber::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Millis) {
+        Transcriber::handle_timeout(self, now)
+    }
 }
 
 /// Browser resources and waiting promises.
@@ -78,18 +81,16 @@ struct Io {
 }
 
 struct Shared {
-    core: RefCell<Transcriber>,
+    driver: Driver<Transcriber>,
     callbacks: Callbacks,
     sample_rate: u32,
-    clock: Clock,
     io: RefCell<Io>,
-    timer: Timer,
     /// `(socket id, kind, value)` from every socket: made once, shared by all of them.
     on_socket_event: Closure<dyn FnMut(u32, u32, JsValue)>,
     /// One microphone frame.
     on_frame: Closure<dyn FnMut(JsValue)>,
-    /// True while `pump` drains actions: a re-entrant call only queues.
-    pumping: Cell<bool>,
+    /// Longest server text message read, in UTF-8 bytes (checked on the JS side).
+    max_message_bytes: f64,
 }
 
 /// Live speech-to-text over a Gladia live v2 session: provisions through the app, reconnects as
@@ -97,7 +98,10 @@ struct Shared {
 /// transcripts. See DESIGN.md §2.
 #[wasm_bindgen]
 pub struct LiveTranscriber {
-    shared: Rc<Shared>,
+    /// Taken by `free()`: a freed transcriber holds nothing and every method is inert.
+    shared: RefCell<Option<Rc<Shared>>>,
+    /// State and counters at `free()`, for the getters of a freed transcriber.
+    last: RefCell<(State, Stats)>,
 }
 
 #[wasm_bindgen]
@@ -109,22 +113,14 @@ impl LiveTranscriber {
     ) -> Result<LiveTranscriber, JsValue> {
         let (config, callbacks) = parse_options(&options)?;
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
-            let on_timer = weak.clone();
             let on_event = weak.clone();
             let on_frame = weak.clone();
             Shared {
                 sample_rate: config.sample_rate,
-                core: RefCell::new(Transcriber::new(config)),
+                max_message_bytes: config.max_message_bytes as f64,
+                driver: Driver::new(Transcriber::new(config), weak),
                 callbacks,
-                clock: Clock::new(),
                 io: RefCell::new(Io::default()),
-                timer: Timer::new(move || {
-                    if let Some(shared) = on_timer.upgrade() {
-                        shared.timer.fired();
-                        shared.core.borrow_mut().handle_timeout(shared.clock.now());
-                        shared.pump();
-                    }
-                }),
                 on_socket_event: Closure::new(move |id: u32, kind: u32, value: JsValue| {
                     if let Some(shared) = on_event.upgrade() {
                         shared.on_socket_event(id, kind, &value);
@@ -135,10 +131,12 @@ impl LiveTranscriber {
                         shared.push_audio(&pcm);
                     }
                 }),
-                pumping: Cell::new(false),
             }
         });
-        Ok(LiveTranscriber { shared })
+        Ok(LiveTranscriber {
+            shared: RefCell::new(Some(shared)),
+            last: RefCell::new((State::Stopped, Stats::default())),
+        })
     }
 
     /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
@@ -146,9 +144,11 @@ impl LiveTranscriber {
     /// Calling it again is harmless.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn start(&self) -> Promise {
-        let shared = &self.shared;
-        let state = shared.core.borrow().state();
-        match state {
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        let shared = &shared;
+        match shared.state() {
             State::Open => Promise::resolve(&JsValue::UNDEFINED),
             State::Failed => Promise::reject(&shared.io.borrow().failure),
             State::Stopped => Promise::reject(&dom_error(
@@ -159,8 +159,7 @@ impl LiveTranscriber {
                 let promise = Promise::new(&mut |resolve, reject| {
                     shared.io.borrow_mut().start_waiters.push((resolve, reject));
                 });
-                shared.core.borrow_mut().start(shared.clock.now());
-                shared.pump();
+                driver::input(shared, |core, now| core.start(now));
                 promise
             }
         }
@@ -168,18 +167,32 @@ impl LiveTranscriber {
 
     /// Captures `stream`, or the default microphone when absent, as 20 ms PCM16 frames at
     /// `sampleRate` that go through `sendAudio`. Resolves once capture runs; rejects with the
-    /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, or an
-    /// `AbortError` when stopped meanwhile. A later call replaces the earlier capture.
+    /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, an
+    /// `AbortError` when stopped meanwhile, or turnguard's `worklet_blocked` error (also given to
+    /// `onError`) when the capture worklet cannot load. `options.workletUrl` loads the worklet from
+    /// that URL (a same-origin copy of `capture-worklet.js`) instead of a `blob:` URL; the options
+    /// may also come first, with the stream as `options.stream`. A later call replaces the earlier
+    /// capture. Every failure releases the microphone it opened.
     #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
-    pub fn attach_microphone(
+    pub fn attach_microphone_with(
         &self,
-        #[wasm_bindgen(unchecked_optional_param_type = "MediaStream")] stream: Option<JsValue>,
+        #[wasm_bindgen(
+            js_name = streamOrOptions,
+            unchecked_optional_param_type = "MediaStream | AttachMicrophoneOptions"
+        )]
+        stream_or_options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "AttachMicrophoneOptions")] options: Option<
+            JsValue,
+        >,
     ) -> Promise {
-        let stream = stream.unwrap_or(JsValue::UNDEFINED);
-        if !stream.is_undefined() && !microphone::is_media_stream(&stream) {
-            return Promise::reject(&type_error("stream must be a MediaStream"));
-        }
-        let shared = &self.shared;
+        let (stream, worklet) = match options::parse_microphone_args(stream_or_options, options) {
+            Ok(parsed) => parsed,
+            Err(error) => return Promise::reject(&error),
+        };
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        let shared = &shared;
         if !shared.accepts_audio() {
             return Promise::reject(&dom_error(
                 "InvalidStateError",
@@ -192,14 +205,26 @@ impl LiveTranscriber {
             io.capture_id
         };
         let weak = Rc::downgrade(shared);
+        let on_blocked = Rc::downgrade(shared);
         let on_frame = shared.on_frame.as_ref().unchecked_ref();
-        microphone::start(&stream, shared.sample_rate, on_frame, move |capture| {
-            // Dropping `capture` on any error path stops it.
-            match weak.upgrade() {
-                Some(shared) => shared.adopt_capture(id, capture),
-                None => Err(aborted()),
-            }
-        })
+        microphone::start(
+            &stream,
+            shared.sample_rate,
+            on_frame,
+            &worklet,
+            move |capture| {
+                // Dropping `capture` on any error path stops it.
+                match weak.upgrade() {
+                    Some(shared) => shared.adopt_capture(id, capture),
+                    None => Err(aborted()),
+                }
+            },
+            move |error| {
+                if let Some(shared) = on_blocked.upgrade() {
+                    shared.call1(&shared.callbacks.on_error, "onError", &error);
+                }
+            },
+        )
     }
 
     /// One frame of PCM16 mono audio at `sampleRate`: sent at once when connected, buffered
@@ -213,7 +238,9 @@ impl LiveTranscriber {
         let pcm = pcm
             .dyn_into::<Int16Array>()
             .map_err(|_| type_error("pcm must be an Int16Array"))?;
-        self.shared.push_audio(&pcm);
+        if let Some(shared) = self.shared() {
+            shared.push_audio(&pcm);
+        }
         Ok(())
     }
 
@@ -222,35 +249,63 @@ impl LiveTranscriber {
     /// provisions afterwards. Resolves once `stopped` (or at once if already over); idempotent.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn stop(&self) -> Promise {
-        let shared = &self.shared;
+        let Some(shared) = self.shared() else {
+            return Promise::resolve(&JsValue::UNDEFINED);
+        };
+        let shared = &shared;
         shared.release_microphone();
-        if shared.core.borrow().state().is_terminal() {
+        if shared.state().is_terminal() {
             return Promise::resolve(&JsValue::UNDEFINED);
         }
         let promise = Promise::new(&mut |resolve, _reject| {
             shared.io.borrow_mut().stop_waiters.push(resolve);
         });
-        shared.core.borrow_mut().stop(shared.clock.now());
-        shared.pump();
+        driver::input(shared, |core, now| core.stop(now));
         promise
+    }
+
+    /// Detaches at once (R4) — `stop_recording` if connected, close, release the microphone —
+    /// without waiting for the last transcripts; a `start()` under way rejects with an
+    /// `AbortError`. Idempotent, and safe from inside any callback, `provision()` included, even
+    /// one that runs inside a method of this transcriber. Also `[Symbol.dispose]()`.
+    ///
+    /// This replaces the `free()` wasm-bindgen generates, which throws when called twice or from
+    /// inside a method; the small handle left behind is freed when JS collects the object.
+    pub fn free(&self) {
+        let shared = self
+            .shared
+            .try_borrow_mut()
+            .ok()
+            .and_then(|mut shared| shared.take());
+        if let Some(shared) = shared {
+            shared.dispose();
+            if let (Some(snapshot), Ok(mut last)) = (
+                shared.driver.read(|core| (core.state(), core.stats())),
+                self.last.try_borrow_mut(),
+            ) {
+                *last = snapshot;
+            }
+        }
     }
 
     /// `"idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed"`.
     #[wasm_bindgen(getter, unchecked_return_type = "TranscriberState")]
     pub fn state(&self) -> String {
-        self.shared.core.borrow().state().as_str().to_owned()
+        self.snapshot().0.as_str().to_owned()
     }
 
     /// The `id` of the current session as `provision()` gave it, if any.
     #[wasm_bindgen(getter = sessionId, unchecked_return_type = "string | undefined")]
     pub fn session_id(&self) -> JsValue {
-        self.shared.io.borrow().session_id.clone()
+        self.shared().map_or(JsValue::UNDEFINED, |shared| {
+            shared.io.borrow().session_id.clone()
+        })
     }
 
     /// Counters since creation.
     #[wasm_bindgen(getter, unchecked_return_type = "TranscriberStats")]
     pub fn stats(&self) -> JsValue {
-        let stats = self.shared.core.borrow().stats();
+        let stats = self.snapshot().1;
         let number = |value: u64| value as f64;
         JsObject::new()
             .set("framesSent", number(stats.frames_sent))
@@ -266,43 +321,81 @@ impl LiveTranscriber {
     }
 }
 
+impl LiveTranscriber {
+    /// `attachMicrophone(stream)` for Rust callers (the voice session): the `blob:` worklet.
+    pub fn attach_microphone(&self, stream: Option<JsValue>) -> Promise {
+        self.attach_microphone_with(stream, None)
+    }
+
+    fn shared(&self) -> Option<Rc<Shared>> {
+        self.shared.try_borrow().ok()?.clone()
+    }
+
+    /// State and counters, live or as they were at `free()`.
+    fn snapshot(&self) -> (State, Stats) {
+        let last = || {
+            self.last
+                .try_borrow()
+                .map_or((State::Stopped, Stats::default()), |last| *last)
+        };
+        match self.shared() {
+            Some(shared) => shared
+                .driver
+                .read(|core| (core.state(), core.stats()))
+                .unwrap_or_else(last),
+            None => last(),
+        }
+    }
+}
+
 impl Drop for LiveTranscriber {
-    /// `free()` and `Symbol.dispose`: detaches at once (R4) — `stop_recording` if connected,
-    /// close, release the microphone — without waiting for the last transcripts.
+    /// Collected by JS without `free()`: the same ending.
     fn drop(&mut self) {
-        let shared = &self.shared;
-        shared.release_microphone();
-        shared.core.borrow_mut().dispose(shared.clock.now());
-        shared.pump();
-        shared.timer.cancel();
+        self.free();
+    }
+}
+
+impl Shell for Shared {
+    type Machine = Transcriber;
+
+    fn driver(&self) -> &Driver<Transcriber> {
+        &self.driver
+    }
+
+    fn perform(self: &Rc<Self>, action: Action) {
+        self.perform_action(action);
     }
 }
 
 impl Shared {
-    /// Performs queued actions until none is left, then re-arms the timer.
-    fn pump(self: &Rc<Self>) {
-        if self.pumping.replace(true) {
-            return;
-        }
-        loop {
-            let action = self.core.borrow_mut().poll_action();
-            match action {
-                Some(action) => self.perform(action),
-                None => break,
-            }
-        }
-        self.pumping.set(false);
-        let next = self.core.borrow().poll_timeout();
-        match next {
-            Some(at) => self.timer.ensure(at, || self.clock.now()),
-            None => self.timer.cancel(),
-        }
+    fn state(&self) -> State {
+        self.driver
+            .read(Transcriber::state)
+            .unwrap_or(State::Stopped)
     }
 
-    fn perform(self: &Rc<Self>, action: Action) {
+    /// Detaches for good, at once (R4): releases the microphone, then the core's `dispose`
+    /// (`stop_recording` if connected, close) is performed and the timer cleared. Idempotent.
+    fn dispose(self: &Rc<Self>) {
+        self.release_microphone();
+        driver::dispose(self, |core, now| core.dispose(now));
+    }
+
+    fn perform_action(self: &Rc<Self>, action: Action) {
         match action {
-            Action::Provision => self.provision(),
-            Action::Connect(url) => self.connect(&url),
+            // Queued work is checked against the core's state right before it is done: a
+            // re-entrant stop/free from a callback may have come after it was queued.
+            Action::Provision => {
+                if self.state() == State::Provisioning {
+                    self.provision();
+                }
+            }
+            Action::CancelProvision => self.abort_provision(),
+            Action::Connect(url) => {
+                if self.state() == State::Connecting {
+                    self.connect(&url);
+                }
+            }
             Action::Send(bytes) => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
                     send_bytes(socket, &bytes);
@@ -339,112 +432,6 @@ impl Shared {
         }
     }
 
-    fn provision(self: &Rc<Self>) {
-        let id = {
-            let mut io = self.io.borrow_mut();
-            io.provision_id = io.provision_id.wrapping_add(1);
-            io.provision_id
-        };
-        let weak = Rc::downgrade(self);
-        let done = Closure::once_into_js(move |url: String, session_id: JsValue, status: i32| {
-            if let Some(shared) = weak.upgrade() {
-                shared.on_provision_settled(id, &url, session_id, status);
-            }
-        });
-        // The app's code runs here: no borrow is held.
-        let abort = call_provision(&self.callbacks.provision, &done);
-        let current = self.io.borrow().provision_id == id;
-        if current {
-            self.io.borrow_mut().provision_abort = Some(abort);
-        } else {
-            abort.abort(); // stopped from inside provision()
-        }
-    }
-
-    fn on_provision_settled(self: &Rc<Self>, id: u32, url: &str, session_id: JsValue, status: i32) {
-        {
-            let mut io = self.io.borrow_mut();
-            if io.provision_id != id || io.provision_abort.take().is_none() {
-                return;
-            }
-            if status < 0 {
-                io.session_id = session_id;
-            }
-        }
-        let now = self.clock.now();
-        if status < 0 {
-            self.core.borrow_mut().on_provisioned(url, now);
-        } else {
-            let status = u16::try_from(status).unwrap_or(0);
-            self.core.borrow_mut().on_provision_failed(status, now);
-        }
-        self.pump();
-    }
-
-    /// Aborts an unfinished `provision()` call; its result will be ignored.
-    fn abort_provision(&self) {
-        let abort = {
-            let mut io = self.io.borrow_mut();
-            io.provision_id = io.provision_id.wrapping_add(1);
-            io.provision_abort.take()
-        };
-        if let Some(abort) = abort {
-            abort.abort();
-        }
-    }
-
-    fn connect(self: &Rc<Self>, url: &str) {
-        self.close_socket();
-        let id = {
-            let mut io = self.io.borrow_mut();
-            io.socket_id = io.socket_id.wrapping_add(1);
-            io.socket_id
-        };
-        let socket = open_socket(url, id, self.on_socket_event.as_ref().unchecked_ref());
-        if socket.is_null() {
-            self.core.borrow_mut().on_connect_error(self.clock.now());
-        } else {
-            self.io.borrow_mut().socket = Some(socket);
-        }
-    }
-
-    fn close_socket(&self) {
-        let socket = self.io.borrow_mut().socket.take();
-        if let Some(socket) = socket {
-            close_socket(&socket);
-        }
-    }
-
-    fn on_socket_event(self: &Rc<Self>, id: u32, kind: u32, value: &JsValue) {
-        {
-            let mut io = self.io.borrow_mut();
-            if io.socket_id != id || io.socket.is_none() {
-                return;
-            }
-            if kind == 1 {
-                io.socket = None;
-            }
-        }
-        let now = self.clock.now();
-        {
-            let mut core = self.core.borrow_mut();
-            match kind {
-                0 => core.on_open(now),
-                1 => {
-                    let code = value
-                        .as_f64()
-                        .filter(|code| (0.0..=65_535.0).contains(code));
-                    core.on_close(code.map_or(1006, |code| code as u16), now);
-                }
-                _ => match value.as_string() {
-                    Some(text) => core.on_text(&text, now),
-                    None => core.on_binary_message(now),
-                },
-            }
-        }
-        self.pump();
-    }
-
     fn push_audio(self: &Rc<Self>, pcm: &Int16Array) {
         // The samples' bytes as they lie in memory: little-endian in every browser, as Gladia wants.
         let bytes = Uint8Array::new_with_byte_offset_and_length(
@@ -453,13 +440,15 @@ impl Shared {
             pcm.byte_length(),
         )
         .to_vec();
-        self.core.borrow_mut().send_audio(bytes, self.clock.now());
-        self.pump();
+        driver::input(self, |core, now| core.send_audio(bytes, now));
     }
 
     fn accepts_audio(&self) -> bool {
-        let core = self.core.borrow();
-        !core.state().is_terminal() && !core.is_stopping()
+        !self.driver.is_disposed()
+            && self
+                .driver
+                .read(|core| !core.state().is_terminal() && !core.is_stopping())
+                .unwrap_or(false)
     }
 
     fn adopt_capture(&self, id: u32, capture: Capture) -> Result<(), JsValue> {
@@ -547,29 +536,4 @@ impl Shared {
             }
         }
     }
-}
-
-fn aborted() -> JsValue {
-    dom_error("AbortError", "the transcriber was stopped")
-}
-
-fn error_to_js(error: &TranscriberError) -> JsValue {
-    let (status, frames, ms, total) = match *error {
-        TranscriberError::AudioDropped {
-            frames,
-            ms,
-            total_frames,
-        } => (0, frames, ms, total_frames),
-        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0),
-        _ => (0, 0, 0, 0),
-    };
-    transcriber_error(
-        error.code(),
-        &error.to_string(),
-        error.is_terminal(),
-        status,
-        frames as f64,
-        ms as f64,
-        total as f64,
-    )
 }

@@ -136,12 +136,17 @@ export interface ReconnectPolicyOptions {
   jitter?: "full" | "none";
   /** Seed of the jitter PRNG (a whole number); random when absent. */
   randomSeed?: number;
+  /** Sockets in a row that close before they open (e.g. an upgrade refused with HTTP 404) that make a URL dead: re-provision (R5). Default 3. */
+  maxFailedConnects?: number;
+  /** `provision()` failures without an HTTP status (thrown, network, timeout) in a row before giving up (L7). Default 5. */
+  maxProvisionAttempts?: number;
 }
 
 export type ReconnectAction = "reconnect_same_url" | "reprovision" | "stop";
 export type ReconnectReason =
   | "abnormal_close" | "normal_close" | "session_dead" | "reprovision_limit"
-  | "client_detached" | "provision_failed" | "provision_rejected";
+  | "client_detached" | "provision_failed" | "provision_rejected"
+  | "dead_url" | "session_ended" | "dead_session" | "provision_exhausted";
 
 /** What to do after a close or a failed provisioning: act after `delayMs`, or stop. */
 export interface ReconnectDecision {

@@ -71,7 +71,10 @@ const scenarios = {
   async seededJitterIsRepeatableAndWithinTheCap(make) {
     const draw = (seed) => {
       const policy = make({ randomSeed: seed, initialDelayMs: 100, maxDelayMs: 1000 });
-      return Array.from({ length: 12 }, (_, i) => policy.onClose(1006, i).delayMs);
+      return Array.from({ length: 12 }, (_, i) => {
+        policy.onOpen(i); // opened, then dropped: not a failed connect (R5)
+        return policy.onClose(1006, i).delayMs;
+      });
     };
     const first = draw(42);
     assertEq(draw(42), first, "the same seed gives the same delays");
@@ -84,6 +87,69 @@ const scenarios = {
     assertEq(unseeded.onClose(1006, 0).action, "reconnect_same_url", "defaults work without options");
   },
 
+  async threeFailedConnectsMakeTheUrlDead(make) {
+    const policy = make(exact);
+    const reasons = [];
+    let now = 0;
+    for (let i = 0; i < 9; i++) {
+      const decision = policy.onClose(1006, now); // never opened: an upgrade refused with 404
+      reasons.push(decision.reason);
+      if (i === 1) assertEq(policy.failedConnects, 2, "two in a row");
+      now += decision.delayMs + 1;
+    }
+    assertEq(reasons, [
+      "abnormal_close", "abnormal_close", "dead_url",
+      "abnormal_close", "abnormal_close", "dead_url",
+      "abnormal_close", "abnormal_close", "dead_session",
+    ], "re-provisions within the window, then stop");
+    const opened = make({ ...exact, maxFailedConnects: 2 });
+    opened.onClose(1006, 0);
+    opened.onOpen(10);
+    assertEq(opened.onClose(1006, 20).reason, "abnormal_close", "an open ends the run");
+    assertEq(opened.onClose(1006, 30).reason, "abnormal_close", "one in a row");
+    assertEq(opened.onClose(1006, 40).action, "reprovision", "maxFailedConnects: 2");
+  },
+
+  async endSessionReprovisionsWithinTheWindow(make) {
+    const policy = make(exact);
+    const decisions = [];
+    for (let i = 0; i < 3; i++) {
+      policy.onOpen(i * 1000);
+      decisions.push(policy.onSessionEnded(i * 1000 + 10));
+    }
+    assertEq(decisions.map((d) => [d.action, d.reason]), [
+      ["reprovision", "session_ended"],
+      ["reprovision", "session_ended"],
+      ["stop", "dead_session"],
+    ], "end_session counts in R3's window");
+  },
+
+  async provisioningWithoutAStatusGivesUpAfterMaxProvisionAttempts(make) {
+    const policy = make({ ...exact, maxProvisionAttempts: 3 });
+    const actions = [0, 1, 2].map((i) => policy.onProvisionFailed(0, i * 10_000));
+    assertEq(actions.map((d) => [d.action, d.reason]), [
+      ["reprovision", "provision_failed"],
+      ["reprovision", "provision_failed"],
+      ["stop", "provision_exhausted"],
+    ], "three calls in all");
+    const reset = make({ ...exact, maxProvisionAttempts: 2 });
+    reset.onProvisionFailed(0, 0);
+    reset.onProvisioned();
+    assertEq(reset.onProvisionFailed(0, 1000).action, "reprovision", "a session ends the run");
+  },
+
+  async freeIsIdempotent(make) {
+    const policy = make(exact);
+    policy.free();
+    policy.free();
+    if (typeof Symbol.dispose === "symbol") policy[Symbol.dispose]();
+    await assertThrows(() => policy.onOpen(0), TypeError, /freed/, "a method after free");
+    await assertThrows(() => policy.backoffAttempt, TypeError, /freed/, "a getter after free");
+    const next = make(exact);
+    assertEq(next.onClose(1006, 0).action, "reconnect_same_url", "the module still serves");
+    next[Symbol.dispose ?? "free"]();
+  },
+
   async badInputThrowsNamedErrors(make) {
     const cases = [
       ["options not an object", "fast", TypeError, /options/],
@@ -94,6 +160,8 @@ const scenarios = {
       ["unknown jitter", { jitter: "some" }, RangeError, /jitter/],
       ["max below initial", { initialDelayMs: 1000, maxDelayMs: 10 }, RangeError, /maxDelayMs/],
       ["negative seed", { randomSeed: -1 }, RangeError, /randomSeed/],
+      ["zero maxFailedConnects", { maxFailedConnects: 0 }, RangeError, /maxFailedConnects/],
+      ["string maxProvisionAttempts", { maxProvisionAttempts: "5" }, TypeError, /maxProvisionAttempts/],
     ];
     for (const [label, options, type, pattern] of cases) {
       await assertThrows(() => make(options), type, pattern, label);
@@ -105,6 +173,7 @@ const scenarios = {
     await assertThrows(() => policy.onOpen(Infinity), RangeError, /nowMs/, "infinite time");
     await assertThrows(() => policy.onOpen(undefined), TypeError, /nowMs/, "missing time");
     await assertThrows(() => policy.onProvisionFailed(-1, 0), RangeError, /httpStatusOrZero/, "negative status");
+    await assertThrows(() => policy.onSessionEnded(NaN), RangeError, /nowMs/, "NaN end_session time");
     assertEq(policy.onClose(1006, 0).delayMs, 500, "bad input changed nothing");
   },
 };

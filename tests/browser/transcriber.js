@@ -6,22 +6,22 @@
 import { assert, assertEq, assertThrows, sleep } from "./support.js";
 
 /** The compressed policy of the issue, with exact delays so gaps can be checked. */
-const FAST = { stableOpenMs: 400, initialDelayMs: 50, maxDelayMs: 400, jitter: "none" };
-const AUDIO_CONFIG = { encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 };
+export const FAST = { stableOpenMs: 400, initialDelayMs: 50, maxDelayMs: 400, jitter: "none" };
+export const AUDIO_CONFIG = { encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 };
 
-async function serverStats(devstack) {
+export async function serverStats(devstack) {
   const response = await fetch(`${devstack}/__stats`);
   return (await response.json()).stt;
 }
 
-async function sessionStats(devstack, id) {
+export async function sessionStats(devstack, id) {
   const session = (await serverStats(devstack)).sessions[id];
   assert(session !== undefined, `the server knows session ${id}`);
   return session;
 }
 
 /** A provision() as an app writes it: a call to its own backend, no key in the page. */
-function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
+export function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
   const calls = [];
   const sessions = [];
   const provision = async ({ signal }) => {
@@ -41,7 +41,7 @@ function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
 }
 
 /** Callbacks that record everything, with times. */
-function recorder() {
+export function recorder() {
   const log = { states: [], times: [], partials: [], finals: [], speechStarts: [], errors: [] };
   return {
     log,
@@ -57,15 +57,15 @@ function recorder() {
 }
 
 /** A 20 ms frame at 16 kHz whose first four bytes are `number`, little-endian (echo_frames reads them). */
-function frame(number) {
+export function frame(number) {
   const pcm = new Int16Array(320);
   new DataView(pcm.buffer).setUint32(0, number, true);
   return pcm;
 }
 
-const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+export const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
-async function until(condition, timeoutMs, label) {
+export async function until(condition, timeoutMs, label) {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${label}`);
@@ -76,14 +76,14 @@ async function until(condition, timeoutMs, label) {
 /** Numbers in order of first appearance. */
 const firstAppearances = (numbers) => [...new Set(numbers)];
 
-const NO_AUDIO = "this browser cannot run an AudioContext here (no audio output device)";
+export const NO_AUDIO = "this browser cannot run an AudioContext here (no audio output device)";
 
 /**
  * Whether `context` starts. Headless Firefox on a machine without an audio output device never
  * starts one (resume() stays pending): there is nothing to capture then, so the microphone
  * scenarios say so instead of hanging. The capture path is covered in Chrome.
  */
-async function runs(context) {
+export async function runs(context) {
   const running = await Promise.race([context.resume().then(() => true), sleep(1500).then(() => false)]);
   if (!running) context.close().catch(() => {});
   return running;
@@ -167,7 +167,10 @@ const scenarios = {
     // At most 7 fit the schedule in 1.6 s; fewer when the browser adds its own delay (Firefox
     // slows reconnects to a host whose sockets keep failing).
     assert(session.connections >= 3 && session.connections <= 7, `bounded connections in 1.6 s: ${session.connections}`);
-    assertEq(session.connections, transcriber.stats.connections, "client and server agree");
+    // A socket still connecting when stop() closed it may never have reached the server.
+    const stoppedWhileConnecting = events.log.states.at(-2) === "connecting";
+    const unseen = transcriber.stats.connections - session.connections;
+    assert(unseen === 0 || (stoppedWhileConnecting && unseen === 1), `client and server agree: ${transcriber.stats.connections} vs ${session.connections} (stopped while connecting: ${stoppedWhileConnecting})`);
     await sleep(500);
     assertEq((await sessionStats(devstack, app.sessions[0])).connections, session.connections, "nothing connects after stop");
     assertEq(transcriber.state, "stopped", "stopped");
@@ -381,7 +384,9 @@ const scenarios = {
   async slowHandshakeTimesOutThenOpens({ devstack, make }) {
     const slow = backend(devstack, "slow_handshake", "?handshakeMs=600");
     const events = recorder();
-    const impatient = make({ provision: slow.provision, policy: FAST, connectTimeoutMs: 150, ...events });
+    // maxFailedConnects is raised: three timeouts in a row would make the URL dead (R5, covered
+    // in transcriber_ends.js); this scenario is about the timeout alone.
+    const impatient = make({ provision: slow.provision, policy: { ...FAST, maxFailedConnects: 100 }, connectTimeoutMs: 150, ...events });
     impatient.start().catch(() => {});
     await sleep(700);
     await impatient.stop();
@@ -474,6 +479,11 @@ const scenarios = {
       ["zero connectTimeoutMs", { provision, connectTimeoutMs: 0 }, RangeError, /options\.connectTimeoutMs/],
       ["policy not an object", { provision, policy: "fast" }, TypeError, /options\.policy/],
       ["bad policy field", { provision, policy: { initialDelayMs: -1 } }, RangeError, /options\.policy\.initialDelayMs/],
+      ["zero maxFailedConnects", { provision, policy: { maxFailedConnects: 0 } }, RangeError, /options\.policy\.maxFailedConnects/],
+      ["fractional maxProvisionAttempts", { provision, policy: { maxProvisionAttempts: 1.5 } }, RangeError, /options\.policy\.maxProvisionAttempts/],
+      ["zero provisionTimeoutMs", { provision, provisionTimeoutMs: 0 }, RangeError, /options\.provisionTimeoutMs/],
+      ["string maxMessageBytes", { provision, maxMessageBytes: "1MB" }, TypeError, /options\.maxMessageBytes/],
+      ["zero maxMessageBytes", { provision, maxMessageBytes: 0 }, RangeError, /options\.maxMessageBytes/],
     ];
     for (const [label, options, type, pattern] of cases) {
       await assertThrows(() => make(options), type, pattern, label);
@@ -483,6 +493,9 @@ const scenarios = {
     await assertThrows(() => transcriber.sendAudio(new Float32Array(4)), TypeError, /pcm/, "float audio");
     await assertThrows(() => transcriber.sendAudio(), TypeError, /pcm/, "missing audio");
     await assertThrows(() => transcriber.attachMicrophone("default"), TypeError, /stream/, "not a MediaStream");
+    await assertThrows(() => transcriber.attachMicrophone({ stream: "default" }), TypeError, /options\.stream/, "options.stream not a MediaStream");
+    await assertThrows(() => transcriber.attachMicrophone(undefined, { workletUrl: 5 }), TypeError, /options\.workletUrl/, "workletUrl not a string");
+    await assertThrows(() => transcriber.attachMicrophone({ workletUrl: " " }), RangeError, /options\.workletUrl/, "empty workletUrl");
     assertEq([transcriber.state, transcriber.stats.framesBuffered], ["idle", 0], "bad input changed nothing");
     transcriber.free();
     await assertThrows(() => makeProvisioner({}), TypeError, /options\.apiKey/, "no key");
@@ -492,6 +505,11 @@ const scenarios = {
 };
 
 export async function runScenario(name, devstack, make, makeProvisioner) {
+  return runIn(scenarios, name, { devstack, make, makeProvisioner });
+}
+
+/** Runs `scenarios[name](ctx)`, failing on uncaught errors too, and logs what it measured. */
+export async function runIn(scenarios, name, ctx) {
   const scenario = scenarios[name];
   if (!scenario) throw new Error(`no scenario named ${name}`);
   // An error thrown in an event handler (socket, timer, worklet port) is a bug too.
@@ -500,7 +518,7 @@ export async function runScenario(name, devstack, make, makeProvisioner) {
   window.addEventListener("error", record);
   window.addEventListener("unhandledrejection", record);
   try {
-    const measured = await scenario({ devstack, make, makeProvisioner });
+    const measured = await scenario(ctx);
     await sleep(0);
     assertEq(uncaught, [], "uncaught errors");
     if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);

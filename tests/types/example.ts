@@ -120,8 +120,10 @@ const provision: Provisioner = async ({ signal }) => {
 };
 const transcriber = new LiveTranscriber({
   provision,
-  policy: { initialDelayMs: 250 },
+  policy: { initialDelayMs: 250, maxFailedConnects: 3, maxProvisionAttempts: 5 },
   bufferMs: 5000,
+  provisionTimeoutMs: 10_000,
+  maxMessageBytes: 1 << 20,
   onPartial: (text) => console.log(text.length),
   onFinal: (text, meta) => void talking.run(`utterance-${meta.utterance}`, text),
   onSpeechStart: () => talking.interrupt("turn-1"),
@@ -130,6 +132,13 @@ const transcriber = new LiveTranscriber({
 });
 await transcriber.start();
 await transcriber.attachMicrophone();
+await transcriber.attachMicrophone(undefined, { workletUrl: "/assets/capture-worklet.js" });
+await transcriber.attachMicrophone({ workletUrl: "/assets/capture-worklet.js" });
+if (decision.reason === "dead_url" || decision.reason === "session_ended") console.log(policy.failedConnects);
+policy.onProvisioned();
+console.log(policy.onSessionEnded(performance.now()).action);
+const transcriberFailure = (error: TranscriberError) => error.code === "dead_session" || error.code === "worklet_blocked" ? error.attempts : 0;
+console.log(transcriberFailure);
 transcriber.sendAudio(new Int16Array(320));
 console.log(transcriber.state, transcriber.stats.framesSent);
 await transcriber.stop();

@@ -32,6 +32,10 @@ function sttModeCounter() {
     jsonChunks: 0, // JSON audio_chunk messages
     stopRecordings: 0,
     invalidMessages: 0, // unparsable or unknown client messages
+    upgradesRefused: 0, // WebSocket upgrades answered with HTTP 404 (upgrade404: a dead token)
+    endSessions: 0, // end_session sent while the session was in use (end_session mode)
+    bigFrames: 0, // oversize text frames sent (big_frame mode)
+    provisionsAborted: 0, // provisioning requests the client gave up on before an answer
   };
 }
 
@@ -44,6 +48,9 @@ function sttSessionCounter(mode) {
     bytes: 0,
     jsonChunks: 0,
     stopRecordings: 0,
+    upgradesRefused: 0,
+    endSessions: 0,
+    bigFrames: 0,
     frameNumbers: [], // first 4 bytes (LE uint32) of each binary frame, when recorded
     frameLengths: [], // byte length of the same frames
     closeCodes: [], // close code seen by the server for each connection, in order

@@ -8,6 +8,17 @@
 // /stt/<mode> path prefix), handy for quick manual checks. Every 32000 bytes
 // (1 s) of audio is one "utterance N": speech_start when it begins, a partial
 // at half, speech_end and a final when it completes.
+//
+// Failure modes for R5/L7 and bounded input:
+//   upgrade404        provisions fine, then refuses every upgrade of the session with
+//                     HTTP 404, as a provider does for a dead token (browsers report 1006).
+//   end_session       sends end_session after `endAfterFrames` (default 5) audio frames
+//                     while the session is in use, then closes with 1000; the session is over.
+//                     `times=N`: only the mode's first N sessions end so.
+//   provision_hang    never answers the POST (counts provisionsAborted when the client gives up).
+//   provision_reset   destroys the POST's connection: a network error, no HTTP status.
+//   big_frame         sends one text frame of `bigFrameBytes` (default 64 MiB) after start_session,
+//                     shaped as a final transcript, then behaves like `normal`.
 
 import { randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
@@ -23,7 +34,15 @@ export const STT_MODES = Object.freeze([
   "provision401",
   "slow_handshake",
   "echo_frames",
+  "upgrade404",
+  "end_session",
+  "provision_hang",
+  "provision_reset",
+  "big_frame",
 ]);
+
+/** Default size of big_frame's text frame: 64 MiB. */
+export const BIG_FRAME_BYTES = 64 << 20;
 
 /** PCM16 mono at 16 kHz: 2 bytes x 16000 samples per second. */
 export const PCM_BYTES_PER_SECOND = 32000;
@@ -87,6 +106,8 @@ export function createSttMock(ctx) {
       acks: config.messages_config?.receive_acknowledgments !== false,
       // `times=N` on close4403: only the first N sessions of the mode are dead.
       dead: mode === "close4403" && stats.sessions <= intParam(params, "times", Infinity),
+      // `times=N` on end_session: only the first N sessions of the mode end while in use.
+      endsInUse: mode === "end_session" && stats.sessions <= intParam(params, "times", Infinity),
       ended: false,
       recordingStarted: false,
       recognizer: newRecognizer(params),
@@ -111,6 +132,17 @@ export function createSttMock(ctx) {
     stats.provisions += 1;
     // L1: the browser should provision through the app, without the key.
     if (req.headers["x-gladia-key"]) stats.provisionsWithKey += 1;
+    if (mode === "provision_hang") {
+      // Never answered: the client's abort (or the dev stack closing) ends it.
+      req.resume();
+      res.on("close", () => (ctx.stats.sttMode(mode).provisionsAborted += 1));
+      return;
+    }
+    if (mode === "provision_reset") {
+      stats.provisionsRefused += 1;
+      req.socket.destroy();
+      return;
+    }
     let config;
     try {
       config = await readJson(req);
@@ -141,6 +173,10 @@ export function createSttMock(ctx) {
     if (token !== null) {
       session = sessions.get(token);
       if (!session) return rejectUpgrade(socket, 404, "Not Found");
+      if (session.mode === "upgrade404") {
+        bump(session, "upgradesRefused");
+        return rejectUpgrade(socket, 404, "Not Found");
+      }
     } else {
       const mode = url.searchParams.get("mode") ?? pathMode ?? "normal";
       if (!STT_MODES.includes(mode)) return rejectUpgrade(socket, 400, "Bad Request");
@@ -182,6 +218,9 @@ export function createSttMock(ctx) {
     }
 
     send(conn, "start_session");
+    if (session.mode === "big_frame") sendBigFrame(conn, intParam(params, "bigFrameBytes", BIG_FRAME_BYTES, 256 << 20));
+    conn.endAfterFrames =
+      session.mode === "end_session" && session.endsInUse ? Math.max(1, intParam(params, "endAfterFrames", 5)) : undefined;
     conn.drop = dropPlan(session, params, sessionStats(session).connections);
     if (conn.drop?.afterMs !== undefined) conn.timer = setTimeout(() => ws.terminate(), conn.drop.afterMs);
     ws.on("message", (data, isBinary) => (isBinary ? onBinaryFrame(conn, data) : onTextMessage(conn, data)));
@@ -197,6 +236,7 @@ export function createSttMock(ctx) {
     }
     onAudio(conn, data.length);
     conn.frames += 1;
+    if (conn.endAfterFrames !== undefined && conn.frames >= conn.endAfterFrames && !session.ended) endInUse(conn);
     if (conn.drop?.afterFrames !== undefined && conn.frames >= conn.drop.afterFrames) conn.ws.terminate();
   }
 
@@ -285,6 +325,29 @@ export function createSttMock(ctx) {
     session.ended = true;
     sessionStats(session).ended = true;
     ws.close(1000, "session ended");
+  }
+
+  /** end_session while the client still sends audio: the session is over for good. */
+  function endInUse(conn) {
+    const { session, ws } = conn;
+    bump(session, "endSessions");
+    session.ended = true;
+    sessionStats(session).ended = true;
+    send(conn, "end_session");
+    // A moment later, as a server finishing its post-processing would.
+    setTimeout(() => ws.close(1000, "session ended"), 50).unref?.();
+  }
+
+  /** One text frame of `bytes` bytes shaped as a final transcript (L2: must be skipped unread). */
+  function sendBigFrame(conn, bytes) {
+    const head = `{"type":"transcript","session_id":"${conn.session.id}","data":{"is_final":true,"utterance":{"text":"`;
+    const tail = `"}}}`;
+    const filler = Math.max(0, bytes - head.length - tail.length);
+    const frame = Buffer.alloc(head.length + filler + tail.length, "x");
+    frame.write(head, 0);
+    frame.write(tail, head.length + filler);
+    bump(conn.session, "bigFrames");
+    conn.ws.send(frame, { binary: false });
   }
 
   function send(conn, type, fields = {}) {

@@ -4,6 +4,7 @@
 use crate::core::reconnect::ReconnectConfig;
 use crate::core::transcriber::TranscriberConfig;
 use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::parse_reconnect_config;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -52,7 +53,43 @@ pub(super) fn parse_options(options: &JsValue) -> Result<(TranscriberConfig, Cal
     config.connect_timeout_ms =
         fields.positive_ms("connectTimeoutMs", config.connect_timeout_ms)?;
     config.stop_timeout_ms = fields.positive_ms("stopTimeoutMs", config.stop_timeout_ms)?;
+    config.provision_timeout_ms =
+        fields.positive_ms("provisionTimeoutMs", config.provision_timeout_ms)?;
+    config.max_message_bytes = fields.count("maxMessageBytes", config.max_message_bytes, 1)?;
     Ok((config, callbacks))
+}
+
+/// `attachMicrophone(stream?, options?)` or `attachMicrophone(options)` with `options.stream`:
+/// the stream (`undefined` for the default microphone) and where the worklet comes from.
+pub(super) fn parse_microphone_args(
+    first: Option<JsValue>,
+    second: Option<JsValue>,
+) -> Result<(JsValue, WorkletSource), JsValue> {
+    let first = first.unwrap_or(JsValue::UNDEFINED);
+    let second = second.unwrap_or(JsValue::UNDEFINED);
+    let (stream, options) = if first.is_undefined() || microphone::is_media_stream(&first) {
+        (first, second)
+    } else if first.is_object() && second.is_undefined() {
+        let stream = Fields::of(&first, "options")?.get("stream")?;
+        (stream, first)
+    } else {
+        return Err(type_error("stream must be a MediaStream"));
+    };
+    if !stream.is_undefined() && !microphone::is_media_stream(&stream) {
+        return Err(type_error("options.stream must be a MediaStream"));
+    }
+    if options.is_undefined() {
+        return Ok((stream, WorkletSource::Blob));
+    }
+    let fields = Fields::of(&options, "options")?;
+    let worklet = match fields.optional_string("workletUrl")? {
+        Some(url) if url.trim().is_empty() => {
+            return Err(range_error("options.workletUrl must not be empty"))
+        }
+        Some(url) => WorkletSource::Url(url),
+        None => WorkletSource::Blob,
+    };
+    Ok((stream, worklet))
 }
 
 /// `options.policy` through `parse_reconnect_config`, whose messages say `options.<field>`:
@@ -107,8 +144,9 @@ export interface ProvisionedSession {
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
- * with the provider key). `signal` aborts when the transcriber stops. Reject with `{ status }` on
- * an HTTP error: 408, 429 and 5xx (and errors without a status) are retried after a backoff, other
+ * with the provider key). `signal` aborts when the transcriber stops or after `provisionTimeoutMs`.
+ * Reject with `{ status }` on an HTTP error: 408, 429 and 5xx are retried after a backoff, errors
+ * without a status (and timeouts) too, at most `policy.maxProvisionAttempts` times in a row; other
  * statuses fail the transcriber.
  */
 export type Provisioner = (request: { signal: AbortSignal }) => Promise<ProvisionedSession> | ProvisionedSession;
@@ -121,9 +159,18 @@ export interface TranscriptMeta {
   utterance: number;
 }
 
-/** What `onError` receives. `terminal: true` comes once, right before the state becomes `failed`. */
+/**
+ * What `onError` receives. `terminal: true` comes once, right before the state becomes `failed`.
+ * `dead_session`: sessions died by R5 (a URL whose socket never opens, or `end_session`) more often
+ * than the re-provision window allows. `provision_exhausted`: `provision()` failed
+ * `maxProvisionAttempts` times in a row without an HTTP status (threw, network, timeout).
+ * `worklet_blocked` (not terminal; also rejects `attachMicrophone`): the capture worklet could not
+ * load, usually a CSP whose `script-src` does not allow `blob:` — pass `workletUrl`.
+ */
 export interface TranscriberError extends Error {
-  code: "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error";
+  code:
+    | "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error"
+    | "dead_session" | "provision_exhausted" | "worklet_blocked";
   terminal: boolean;
   /** `provision_rejected`: the HTTP status. */
   status?: number;
@@ -133,6 +180,20 @@ export interface TranscriberError extends Error {
   totalFrames?: number;
   /** `callback_error`: which callback threw (the thrown value is the `cause`). */
   callback?: string;
+  /** `provision_exhausted`: the failures in a row. */
+  attempts?: number;
+}
+
+/** Options of `attachMicrophone`. */
+export interface AttachMicrophoneOptions {
+  /** The stream to capture, when the options come first; the default microphone when absent. */
+  stream?: MediaStream;
+  /**
+   * URL of turnguard's capture worklet (`turnguard/capture-worklet.js`, shipped as
+   * `pkg/capture-worklet.js`) served by the app, normally same-origin: then a page needs no `blob:`
+   * in its CSP `script-src`. Default: the same code as a `blob:` URL.
+   */
+  workletUrl?: string;
 }
 
 export interface LiveTranscriberOptions {
@@ -147,6 +208,10 @@ export interface LiveTranscriberOptions {
   connectTimeoutMs?: number;
   /** How long `stop()` waits for the last transcripts after `stop_recording`. Default 5000. */
   stopTimeoutMs?: number;
+  /** A `provision()` not settled after this long is aborted (its signal fires) and retried as a failure without a status. Default 10000. */
+  provisionTimeoutMs?: number;
+  /** Server text messages longer than this (UTF-8 bytes) are counted as malformed and skipped, never copied into wasm. Default 1048576. */
+  maxMessageBytes?: number;
   /** Partial transcripts: for captions only, never for starting a turn. */
   onPartial?(text: string, meta: TranscriptMeta): void;
   onFinal?(text: string, meta: TranscriptMeta): void;
@@ -172,7 +237,7 @@ export interface TranscriberStats {
   connections: number;
   /** `provision()` calls. */
   provisions: number;
-  /** Server messages that were not JSON objects with a `type`, or incomplete transcripts. */
+  /** Server messages that were not JSON objects with a `type`, incomplete transcripts, or text over `maxMessageBytes`. */
   malformedMessages: number;
   /** Server messages of an unknown `type`. */
   unknownMessages: number;

@@ -1,0 +1,365 @@
+//! Dead sessions end (R5, L7): one named scenario per test, for the reconnect policy and for
+//! the transcriber core that follows it, in virtual time.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+mod transcriber_sim;
+
+use transcriber_sim::*;
+use turnguard::core::gladia::MessageView;
+use turnguard::core::reconnect::{
+    ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
+};
+use turnguard::core::time::Millis;
+use turnguard::core::transcriber::{Action, State, TranscriberConfig, TranscriberError};
+
+fn exact_policy() -> ReconnectPolicy {
+    ReconnectPolicy::new(config().reconnect)
+}
+
+#[test]
+fn defaults_are_three_failed_connects_five_provision_attempts_ten_seconds_one_mib() {
+    let reconnect = ReconnectConfig::default();
+    assert_eq!(reconnect.max_failed_connects, 3);
+    assert_eq!(reconnect.max_provision_attempts, 5);
+    let transcriber = TranscriberConfig::default();
+    assert_eq!(transcriber.provision_timeout_ms, 10_000);
+    assert_eq!(transcriber.max_message_bytes, 1 << 20);
+}
+
+#[test]
+fn policy_three_sockets_that_never_open_make_the_url_dead() {
+    let mut policy = exact_policy();
+    let first = policy.on_close(1006, Millis(0));
+    let second = policy.on_close(1006, Millis(100));
+    assert_eq!(
+        [first.action, second.action],
+        [ReconnectAction::ReconnectSameUrl; 2]
+    );
+    assert_eq!(policy.failed_connects(), 2);
+    let third = policy.on_close(1006, Millis(300));
+    assert_eq!(third.action, ReconnectAction::Reprovision);
+    assert_eq!(third.reason, ReconnectReason::DeadUrl);
+    assert_eq!(third.reason.as_str(), "dead_url");
+    assert_eq!(
+        policy.failed_connects(),
+        0,
+        "the new URL starts its own count"
+    );
+}
+
+#[test]
+fn policy_an_open_ends_the_run_of_failed_connects() {
+    let mut policy = exact_policy();
+    let _ = policy.on_close(1006, Millis(0));
+    let _ = policy.on_close(1006, Millis(10));
+    policy.on_open(Millis(20));
+    let dropped = policy.on_close(1006, Millis(25));
+    assert_eq!(
+        dropped.action,
+        ReconnectAction::ReconnectSameUrl,
+        "it opened"
+    );
+    let _ = policy.on_close(1006, Millis(30));
+    let again = policy.on_close(1006, Millis(40));
+    assert_eq!(
+        again.action,
+        ReconnectAction::ReconnectSameUrl,
+        "two in a row"
+    );
+    let dead = policy.on_close(1006, Millis(50));
+    assert_eq!(dead.reason, ReconnectReason::DeadUrl, "three in a row");
+}
+
+#[test]
+fn policy_dead_urls_count_in_the_reprovision_window_then_stop_as_dead_session() {
+    let mut policy = exact_policy();
+    let mut reasons = Vec::new();
+    for i in 0..9u64 {
+        let decision = policy.on_close(1006, Millis(i * 1_000));
+        reasons.push(decision.reason);
+    }
+    use ReconnectReason::{AbnormalClose as Same, DeadSession, DeadUrl};
+    assert_eq!(
+        reasons,
+        [
+            Same,
+            Same,
+            DeadUrl,
+            Same,
+            Same,
+            DeadUrl,
+            Same,
+            Same,
+            DeadSession
+        ],
+        "two re-provisions in the window, then stop"
+    );
+    assert_eq!(policy.stopped(), Some(DeadSession));
+    assert_eq!(DeadSession.as_str(), "dead_session");
+}
+
+#[test]
+fn policy_dead_urls_and_4xxx_share_one_window() {
+    let mut policy = exact_policy();
+    policy.on_open(Millis(0));
+    assert_eq!(
+        policy.on_close(4403, Millis(10)).reason,
+        ReconnectReason::SessionDead
+    );
+    assert_eq!(
+        policy.on_session_ended(Millis(20)).reason,
+        ReconnectReason::SessionEnded
+    );
+    for at in [30, 40] {
+        let _ = policy.on_close(1006, Millis(at));
+    }
+    let third = policy.on_close(1006, Millis(50));
+    assert!(third.is_stop(), "the window holds two: {third:?}");
+    assert_eq!(third.reason, ReconnectReason::DeadSession);
+}
+
+#[test]
+fn policy_end_session_reprovisions_and_a_stable_one_resets_the_backoff() {
+    let mut policy = exact_policy();
+    policy.on_open(Millis(0));
+    let _ = policy.on_close(1006, Millis(10)); // attempt 1
+    policy.on_open(Millis(100));
+    let ended = policy.on_session_ended(Millis(100 + 400));
+    assert_eq!(ended.action, ReconnectAction::Reprovision);
+    assert_eq!(ended.reason.as_str(), "session_ended");
+    assert_eq!(
+        ended.delay_ms, 50,
+        "open for stableOpenMs: back to the first delay"
+    );
+}
+
+#[test]
+fn policy_provisioning_without_a_status_stops_at_the_fifth_in_a_row() {
+    let mut policy = exact_policy();
+    let mut decisions = Vec::new();
+    for i in 0..5u64 {
+        decisions.push(policy.on_provision_failed(0, Millis(i)));
+    }
+    let actions: Vec<ReconnectAction> = decisions.iter().map(|d| d.action).collect();
+    assert_eq!(
+        actions,
+        [
+            ReconnectAction::Reprovision,
+            ReconnectAction::Reprovision,
+            ReconnectAction::Reprovision,
+            ReconnectAction::Reprovision,
+            ReconnectAction::Stop
+        ]
+    );
+    assert_eq!(
+        decisions[4].reason.as_str(),
+        "provision_exhausted",
+        "five calls in all"
+    );
+}
+
+#[test]
+fn policy_a_provisioned_session_or_a_status_resets_nothing_but_success_does() {
+    let mut policy = exact_policy();
+    for i in 0..4u64 {
+        let _ = policy.on_provision_failed(0, Millis(i));
+    }
+    let with_status = policy.on_provision_failed(503, Millis(5));
+    assert_eq!(with_status.action, ReconnectAction::Reprovision);
+    assert_eq!(
+        policy.provision_failures(),
+        4,
+        "a 503 neither counts nor resets"
+    );
+    policy.on_provisioned();
+    assert_eq!(policy.provision_failures(), 0);
+    for i in 0..4u64 {
+        assert!(!policy.on_provision_failed(0, Millis(10 + i)).is_stop());
+    }
+}
+
+#[test]
+fn transcriber_a_url_refused_three_times_reprovisions_then_fails_with_dead_session() {
+    let mut d = Drive::new(config());
+    d.start();
+    for session in 1..=3 {
+        d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
+        for _ in 0..3 {
+            d.close(1006); // the upgrade was refused: no open
+            d.advance(1_000);
+        }
+    }
+    assert_eq!(
+        d.count(&Action::Provision),
+        3,
+        "two re-provisions, then stop"
+    );
+    let connects = d.connects();
+    assert_eq!(connects.len(), 9, "three connects per URL");
+    assert_eq!(d.t.state(), State::Failed);
+    assert!(d
+        .log
+        .iter()
+        .any(|(_, action)| *action == Action::Error(TranscriberError::DeadSession)));
+    assert_eq!(TranscriberError::DeadSession.code(), "dead_session");
+    assert_eq!(d.advance(600_000), [], "nothing ever happens again");
+}
+
+#[test]
+fn transcriber_connect_timeouts_count_as_failed_connects() {
+    let mut d = Drive::new(TranscriberConfig {
+        connect_timeout_ms: 300,
+        ..config()
+    });
+    d.start();
+    d.provisioned(URL);
+    d.advance(3_000);
+    assert_eq!(
+        d.count(&Action::Provision),
+        2,
+        "the third timeout re-provisions"
+    );
+    assert_eq!(d.connects().len(), 3);
+}
+
+#[test]
+fn transcriber_end_session_in_use_closes_and_reprovisions_never_the_old_url() {
+    let mut d = Drive::opened(config(), URL);
+    d.audio(1);
+    let actions = d.message(MessageView::of_kind("end_session"));
+    assert_eq!(
+        actions,
+        [Action::Close, Action::StateChanged(State::Backoff)],
+        "the socket goes, the session with it"
+    );
+    d.close(1000); // the shell ignores it; the core too
+    let next = d.step();
+    assert_eq!(
+        next,
+        [Action::StateChanged(State::Provisioning), Action::Provision]
+    );
+    d.provisioned("wss://stt.example/v2/live?token=two");
+    let opened = d.open();
+    assert_eq!(
+        sent(&opened),
+        [1],
+        "the unconfirmed frame goes to the new session"
+    );
+    let urls: Vec<String> = d.connects().into_iter().map(|(_, url)| url).collect();
+    assert_eq!(urls, [URL, "wss://stt.example/v2/live?token=two"]);
+}
+
+#[test]
+fn transcriber_end_session_three_times_in_a_window_fails_with_dead_session() {
+    let mut d = Drive::opened(config(), URL);
+    for session in 2..=3 {
+        d.message(MessageView::of_kind("end_session"));
+        d.advance(1_000);
+        d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
+        d.open();
+    }
+    d.message(MessageView::of_kind("end_session"));
+    assert_eq!(d.t.state(), State::Failed);
+    assert_eq!(d.count(&Action::Provision), 3);
+    assert_eq!(d.count(&Action::Error(TranscriberError::DeadSession)), 1);
+}
+
+#[test]
+fn transcriber_end_session_while_stopping_just_ends_the_stop() {
+    let mut d = Drive::opened(config(), URL);
+    d.t.stop(d.now);
+    d.take();
+    d.message(MessageView::of_kind("end_session"));
+    assert_eq!(d.t.state(), State::Stopped);
+    assert_eq!(d.count(&Action::Provision), 1);
+}
+
+#[test]
+fn transcriber_a_provision_that_never_settles_is_cancelled_retried_then_fails() {
+    let mut d = Drive::new(TranscriberConfig {
+        provision_timeout_ms: 1_000,
+        ..config()
+    });
+    d.start();
+    let first = d.advance(1_000);
+    assert_eq!(
+        first[..2],
+        [
+            Action::CancelProvision,
+            Action::StateChanged(State::Backoff)
+        ],
+        "cancelled at the timeout, then a backoff"
+    );
+    d.advance(60_000);
+    assert_eq!(d.count(&Action::Provision), 5);
+    assert_eq!(d.count(&Action::CancelProvision), 5);
+    assert_eq!(d.t.state(), State::Failed);
+    let error = TranscriberError::ProvisionExhausted { attempts: 5 };
+    assert_eq!(d.count(&Action::Error(error)), 1);
+    assert_eq!(error.code(), "provision_exhausted");
+    assert!(error.to_string().contains("5 times in a row"));
+    assert_eq!(d.t.poll_timeout(), None);
+}
+
+#[test]
+fn transcriber_a_late_provision_after_its_timeout_is_ignored() {
+    let mut d = Drive::new(TranscriberConfig {
+        provision_timeout_ms: 1_000,
+        ..config()
+    });
+    d.start();
+    d.advance(1_000);
+    assert_eq!(d.t.state(), State::Backoff);
+    assert_eq!(
+        d.provisioned(URL),
+        [],
+        "the cancelled call's answer counts for nothing"
+    );
+}
+
+#[test]
+fn transcriber_a_provision_in_time_clears_its_timer() {
+    let mut d = Drive::new(TranscriberConfig {
+        provision_timeout_ms: 1_000,
+        ..config()
+    });
+    d.start();
+    d.advance(999);
+    d.provisioned(URL);
+    d.open();
+    assert_eq!(d.advance(60_000), [], "no timeout fires once provisioned");
+    assert_eq!(d.count(&Action::CancelProvision), 0);
+}
+
+#[test]
+fn transcriber_text_over_max_message_bytes_is_malformed_and_skipped() {
+    let mut d = Drive::opened(
+        TranscriberConfig {
+            max_message_bytes: 100,
+            ..config()
+        },
+        URL,
+    );
+    let long = format!(
+        r#"{{"type":"transcript","data":{{"is_final":true,"utterance":{{"text":"{}"}}}}}}"#,
+        "x".repeat(100)
+    );
+    d.t.on_text(&long, d.now);
+    d.t.on_oversize_message(d.now);
+    assert_eq!(d.take(), [], "nothing delivered");
+    assert_eq!(d.t.stats().malformed_messages, 2);
+    d.t.on_text(
+        r#"{"type":"transcript","data":{"is_final":true,"utterance":{"text":"ok"}}}"#,
+        d.now,
+    );
+    assert_eq!(
+        d.take(),
+        [Action::Final {
+            text: "ok".into(),
+            utterance: 1
+        }],
+        "the next message is read"
+    );
+}
