@@ -129,7 +129,8 @@ fn the_recovery_text_is_queued_after_the_answer_with_recovery_true() {
 
 #[test]
 fn each_barge_in_names_its_cause_and_comes_before_the_stop() {
-    let cases: [(BargeInCause, fn(&mut VoiceCore)); 4] = [
+    type BargeIn = fn(&mut VoiceCore);
+    let cases: [(BargeInCause, BargeIn); 4] = [
         (BargeInCause::SpeechStart, |core| {
             core.on_speech_start(t(50))
         }),

@@ -270,7 +270,7 @@ test("STT accept-then-4403: re-provisions twice, then the transcriber fails (rep
   await shot("stt-4403");
 });
 
-test("STT dead token (404 on the upgrade): the transcriber ends failed", { skip, todo: "passes once the hardening-transcriber branch (failed connects re-provision, dead_session) is on main: then drop this todo" }, async () => {
+test("STT dead token (404 on the upgrade): the transcriber ends failed (dead_session)", { skip }, async () => {
   await setSwitches(["sttDeadToken"]);
   await restartSttUntil("failed");
   assert.equal(await page.getAttribute("#talk-error", "data-code"), "dead_session");
