@@ -1,19 +1,12 @@
-// The voice agent behind the "Talk to it" panel: microphone → LiveTranscriber (real recognition in
-// the dev stack) → TurnController (two LLM routes) → TTS sentences → speakers, with barge-in.
+// The voice agent behind the "Talk to it" panel: one turnguard `VoiceSession` — microphone →
+// LiveTranscriber (real recognition in the dev stack) → TurnController (two LLM routes) → TTS
+// sentences → speakers, with barge-in — configured for the dev stack and the failure switches.
 //
-// THE SEAM. turnguard's VoiceSession (issue 9) does this wiring inside the library, but it does not
-// pass on what the timeline draws: the transcriber's state changes, each sentence, playback start,
-// end and heard ms. So `createAgent` wires TurnController + LiveTranscriber + DemoPlayer itself;
-// once VoiceSession reports those, the body of `createAgent` becomes `new VoiceSession({ routes, recoveryText, provision,
-// synthesize, controller: { onEvent, onSentence, ... }, transcriber: { onStateChange, onError },
-// onStateChange, onCaption, onTurn, onError })` with the same `routes`, `provision` and
-// `synthesize` as below, and the page (voice.mjs) does not change: it only sees the hooks.
-//
-// Everything the timeline draws goes through `hooks.onTimeline(entry)`, and comes only from the
-// library's onEvent / onStateChange / onError, the app's own provision() and synthesize() calls,
-// and playback.
-
-import { DemoPlayer } from "./player.mjs";
+// THE SEAM. Everything the page shows comes from the session's callbacks, passed on as they are:
+// `onEvent` (the controller's events and the session's own: sentences, TTS, playback, barge-ins,
+// the transcriber's states and provisions), `onStateChange`, `onError`, `onCaption`, `onSpeech`,
+// `onHeard`, `onTurn`, `onNeedsGesture`. The timeline (timeline.mjs) draws from the first three
+// only, so it shows exactly what an app could log.
 
 export const RECOVERY_TEXT = "Sorry, I lost my train of thought. Could you say that again?";
 export const PERSONAS = {
@@ -22,6 +15,7 @@ export const PERSONAS = {
 };
 /** The controller's timing in the demo: short enough to watch a fallback happen. */
 export const CONTROLLER_TIMING = { attemptTimeoutMs: 2500, firstChunkTimeoutMs: 2500, turnDeadlineMs: 6000, chunkIdleTimeoutMs: 1500 };
+/** The session's `ttsTimeoutMs`: a hung TTS request is skipped after this. */
 const TTS_TIMEOUT_MS = 3000;
 const STT_MAX_BACKOFF_MS = 4000;
 const STALL_AFTER_WORDS = 8;
@@ -56,36 +50,32 @@ export function provisionUrl(f) {
   return `/speech/v2/live${params.size > 0 ? `?${params}` : ""}`;
 }
 
-/** The words of `text` a listener heard when `fraction` of its audio played. */
-export function heardWords(text, fraction) {
-  const words = text.split(/\s+/).filter(Boolean);
-  return words.slice(0, Math.floor(words.length * Math.min(1, Math.max(0, fraction)))).join(" ");
-}
-
 /**
  * `library`: the turnguard module. `failures()`: the switches now. `upstream`: whether the dev
- * stack proxies to a real model (the primary route then uses it).
+ * stack proxies to a real model (the primary route then uses it). `hooks`: the session's callbacks
+ * for the panel, each called with what the session gave, plus `onSession(n)` when a new session
+ * (the n-th) replaces the last.
  */
 export function createAgent(library, { failures, upstream = null, hooks }) {
-  const { TurnController, LiveTranscriber, openAiCompatibleRoute } = library;
-  const mark = (entry) => hooks.onTimeline({ t: performance.now(), ...entry });
-  const player = new DemoPlayer({
-    onNeedsGesture: () => hooks.onNeedsGesture(),
-    onPlaybackStart: (turnId) => {
-      mark({ kind: "speech", turnId, phase: "start" });
-      setState("speaking");
+  const { VoiceSession, openAiCompatibleRoute } = library;
+  // One audio graph for every session: the sessions play into an analyser, so the page (and its
+  // test) can see that sound came out.
+  const context = new AudioContext();
+  const analyser = context.createAnalyser();
+  analyser.fftSize = 1024;
+  analyser.connect(context.destination);
+  context.addEventListener("statechange", () => context.state === "suspended" && hooks.onNeedsGesture());
+  const player = {
+    context,
+    get suspended() {
+      return context.state === "suspended";
     },
-    onPlaybackEnd: (turnId) => {
-      mark({ kind: "speech", turnId, phase: "end" });
-      if (current?.turnId === turnId && current.settled) setState("listening");
+    /** The loudest output sample now (0 when silent). */
+    level() {
+      const samples = new Float32Array(analyser.fftSize);
+      analyser.getFloatTimeDomainData(samples);
+      return samples.reduce((peak, sample) => Math.max(peak, Math.abs(sample)), 0);
     },
-  });
-  let state = "idle";
-  let current = null; // { turnId, settled, sentences: [{ text, ms }], chain, abort, ttsIndex }
-  let turnCount = 0;
-  let transcriber = null;
-  const setState = (next) => {
-    if (state !== next) hooks.onStateChange((state = next));
   };
 
   // A route whose attempts use the URL the switches give at the time of the attempt.
@@ -96,190 +86,110 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     generate: (request) =>
       openAiCompatibleRoute({ name, url: llmUrl(name, failures(), upstream), model: upstream?.model ?? `mock-${persona}`, systemPrompt: PERSONAS[persona], persona, shareHistory }).generate(request),
   });
+  const routes = [route("primary", "ava", false), route("fallback", "max", true)];
 
-  const controller = new TurnController([route("primary", "ava", false), route("fallback", "max", true)], {
-    recoveryText: RECOVERY_TEXT,
-    ...CONTROLLER_TIMING,
-    onEvent: (event) => mark({ kind: "turn", event }),
-    onSentence: (turnId, sentence) => {
-      mark({ kind: "sentence", turnId });
-      hooks.onSentence(turnId, sentence);
-      speak(turnId, sentence);
-    },
-    onAcceptedText: (turnId, text) => {
-      const turn = turnOf(turnId);
-      if (turn && turn.sentences.length === 0) speak(turnId, text); // a whole answer, not streamed
-      hooks.onAnswer(turnId, { kind: "answer", text });
-    },
-    onRecovery: (turnId, text) => {
-      speak(turnId, text);
-      hooks.onAnswer(turnId, { kind: "recovery", text });
-    },
-  });
-
-  const turnOf = (turnId) => (current?.turnId === turnId ? current : null);
-
-  /** The app's synthesize(): the dev stack's espeak-ng TTS; the TTS switches break sentence 1 of each turn. */
-  async function synthesize(text, { index, signal }) {
+  /** The app's synthesize(): the dev stack's espeak-ng TTS; the TTS switches break the first sentence of each turn. */
+  const asked = new Map(); // turnId → sentences asked for
+  async function synthesize(text, { turnId, signal }) {
+    const index = asked.get(turnId) ?? 0;
+    asked.set(turnId, index + 1);
     const f = failures();
     const fault = index === 0 && f.tts500 ? "/http500" : index === 0 && f.ttsHang ? "/hang" : "";
     const response = await fetch(`/tts${fault}?voice=en-us`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ text }),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(TTS_TIMEOUT_MS)]),
+      signal,
     });
     if (!response.ok) throw Object.assign(new Error(`TTS answered ${response.status}`), { status: response.status });
     return response.arrayBuffer();
   }
 
-  /** Synthesizes now (look-ahead), plays in order; a failed sentence is skipped and reported. */
-  function speak(turnId, text) {
-    const turn = turnOf(turnId);
-    if (!turn || turn.cut) return;
-    const entry = { text, skipped: false };
-    turn.sentences.push(entry);
-    const index = turn.ttsIndex++;
-    const audio = synthesize(text, { index, signal: turn.abort.signal });
-    audio.catch(() => {});
-    turn.chain = turn.chain.then(async () => {
-      let wav;
-      try {
-        wav = await audio;
-      } catch (error) {
-        if (turn.abort.signal.aborted) return;
-        mark({ kind: "tts_error", turnId, index });
-        hooks.onError({ code: error.name === "TimeoutError" ? "tts_timeout" : "tts_failed", terminal: false, message: `sentence ${index + 1} skipped: ${error.message}` });
-        entry.skipped = true;
-        return;
-      }
-      if (turn.cut) return;
-      await player.enqueue(turnId, wav);
+  /** The app's backend provisioning an STT session; the STT switches as they were when the session started. */
+  const provisioner = (f) => async ({ signal }) => {
+    const response = await fetch(provisionUrl(f), {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
     });
-  }
+    if (!response.ok) throw Object.assign(new Error(`provisioning answered ${response.status}`), { status: response.status });
+    return response.json();
+  };
 
-  /** Barge-in: the user talks while the agent thinks or speaks. */
-  function bargeIn() {
-    const turn = current;
-    if (!turn || turn.cut || (state !== "thinking" && state !== "speaking")) return;
-    turn.cut = true;
-    mark({ kind: "barge_in", turnId: turn.turnId });
-    controller.interrupt(turn.turnId);
-    turn.abort.abort();
-    const { heardMs, unheardMs } = player.stop(turn.turnId);
-    mark({ kind: "speech", turnId: turn.turnId, phase: "cut", heardMs, unheardMs });
-    const heard = heardText(turn, heardMs, unheardMs);
-    controller.setHeardText(turn.turnId, heard || " ");
-    hooks.onHeard(turn.turnId, heard);
-    setState("listening");
+  // The page opens the microphone itself and hands the stream to the session: reopening it must
+  // release the old capture first (a fake capture device then plays its file again), while the
+  // library's own attachMicrophone() opens the new capture before it lets the old one go.
+  let stream = null;
+  async function openMicrophone() {
+    for (const track of stream?.getTracks() ?? []) track.stop();
+    stream = await navigator.mediaDevices.getUserMedia({
+      audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true, autoGainControl: true },
+    });
+    return stream;
   }
+  const listen = (microphone) => (microphone ? openMicrophone().then((media) => session.start({ microphone: media })) : session.start({ microphone: false }));
 
-  /** The sentences played in full, and the whole words of the cut one in proportion to its audio. */
-  function heardText(turn, heardMs, unheardMs) {
-    const spoken = turn.sentences.filter((s) => !s.skipped);
-    const total = heardMs + unheardMs;
-    if (total <= 0) return "";
-    // Sentence lengths in audio are proportional to their characters (espeak-ng speaks evenly).
-    const chars = spoken.reduce((sum, s) => sum + s.text.length, 0);
-    let left = (heardMs / total) * chars;
-    const heard = [];
-    for (const sentence of spoken) {
-      if (left >= sentence.text.length) heard.push(sentence.text);
-      else {
-        heard.push(heardWords(sentence.text, left / sentence.text.length));
-        break;
-      }
-      left -= sentence.text.length;
-    }
-    return heard.join(" ").trim();
-  }
-
-  async function startTurn(text) {
-    if (state === "thinking" || state === "speaking") bargeIn();
-    const turnId = `turn-${++turnCount}`;
-    current = { turnId, settled: false, cut: false, sentences: [], chain: Promise.resolve(), abort: new AbortController(), ttsIndex: 0 };
-    hooks.onTurnStart(turnId, text);
-    setState("thinking");
-    const record = await controller.run(turnId, text);
-    const turn = turnOf(turnId);
-    if (turn) {
-      turn.settled = true;
-      await turn.chain;
-      if (current === turn && !turn.cut && player.turnId !== turnId) setState(transcriber ? "listening" : "idle");
-    }
-    hooks.onTurn(record);
-    return record;
-  }
-
-  function startTranscriber() {
-    const f = failures();
-    transcriber = new LiveTranscriber({
+  let session = null;
+  let generation = 0;
+  function newSession() {
+    generation += 1;
+    hooks.onSession(generation);
+    const mine = generation;
+    // A replaced session's late callbacks (its stop) are not the page's any more.
+    const live = (callback) => (...args) => mine === generation && callback(...args);
+    return new VoiceSession({
+      routes,
+      recoveryText: RECOVERY_TEXT,
+      provision: provisioner(failures()),
+      synthesize,
+      audioContext: context,
+      destination: analyser,
+      ttsTimeoutMs: TTS_TIMEOUT_MS,
+      controller: CONTROLLER_TIMING,
       // Backoffs capped at 4 s instead of 30 s, so a failure plays out while you watch.
-      policy: { maxDelayMs: STT_MAX_BACKOFF_MS },
-      provision: async ({ signal }) => {
-        const response = await fetch(provisionUrl(f), {
-          method: "POST",
-          signal,
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
-        });
-        mark({ kind: "provision", ok: response.ok, status: response.status });
-        if (!response.ok) throw Object.assign(new Error(`provisioning answered ${response.status}`), { status: response.status });
-        return response.json();
-      },
-      onPartial: (text) => {
-        hooks.onCaption(text, false);
-        if (text.trim()) bargeIn();
-      },
-      onFinal: (text) => {
-        hooks.onCaption(text, true);
-        startTurn(text);
-      },
-      onSpeechStart: () => bargeIn(),
-      onStateChange: (sttState) => {
-        mark({ kind: "stt_state", state: sttState });
-        hooks.onSttState(sttState);
-      },
-      onError: (error) => {
-        mark({ kind: "stt_error", code: error.code, terminal: error.terminal, frames: error.frames });
-        hooks.onError({ code: error.code, terminal: error.terminal, message: error.message });
-      },
+      transcriber: { policy: { maxDelayMs: STT_MAX_BACKOFF_MS } },
+      onEvent: live(hooks.onEvent),
+      onStateChange: live(hooks.onStateChange),
+      onError: live(hooks.onError),
+      onCaption: live(hooks.onCaption),
+      onSpeech: live(hooks.onSpeech),
+      onHeard: live(hooks.onHeard),
+      onTurn: live(hooks.onTurn),
+      onNeedsGesture: live(hooks.onNeedsGesture),
     });
-    return transcriber;
   }
+  session = newSession();
 
   return {
     get state() {
-      return state;
+      return session.state;
     },
     player,
     /** Starts listening: the STT connection always, the microphone when asked. */
-    async start({ microphone = true } = {}) {
-      const stt = startTranscriber();
-      // A restart while the agent thinks or speaks leaves that state alone.
-      if (state === "idle" || state === "stopped") setState("listening");
-      await stt.start();
-      if (microphone) await stt.attachMicrophone();
-    },
-    /** Stops the STT connection and starts a new one (the STT switches apply from then on). */
+    start: ({ microphone = true } = {}) => listen(microphone),
+    /** Opens the microphone again (or for the first time): a new capture of the same connection. */
+    attachMicrophone: async () => session.attachMicrophone(await openMicrophone()),
+    /**
+     * A new session, so the STT switches apply: a VoiceSession's transcriber ends with it, and
+     * the conversation (history, turn ids) starts over with the new one.
+     */
     async restartStt({ microphone = false } = {}) {
-      const old = transcriber;
-      transcriber = null;
-      await old?.stop().catch(() => {});
-      old?.free?.();
-      await this.start({ microphone });
+      const old = session;
+      session = newSession();
+      await old.stop().catch(() => {});
+      old.free();
+      await listen(microphone);
     },
-    sendText: (text) => startTurn(text),
-    interrupt: () => bargeIn(),
-    resumeAudio: () => player.resume(),
-    sttStats: () => transcriber?.stats ?? null,
+    sendText: (text) => session.sendText(text),
+    interrupt: () => session.interrupt(),
+    resumeAudio: () => session.resume(),
+    get history() {
+      return session.history;
+    },
     async stop() {
-      const turn = current;
-      if (turn && !turn.settled) controller.interrupt(turn.turnId);
-      if (turn) player.stop(turn.turnId);
-      await transcriber?.stop().catch(() => {});
-      transcriber = null;
-      setState("stopped");
+      await session.stop();
+      for (const track of stream?.getTracks() ?? []) track.stop();
     },
   };
 }

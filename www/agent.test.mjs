@@ -1,8 +1,9 @@
-// The demo agent's pure parts: which URL each failure switch picks, and the heard words of a cut sentence.
+// The demo agent's pure parts: which URL each failure switch picks. (What was heard of a cut
+// answer is the library's: VoiceSession's onHeard, tested in tests/browser/session.js.)
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { heardWords, llmUrl, provisionUrl } from "./agent.mjs";
+import { llmUrl, provisionUrl } from "./agent.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -22,11 +23,4 @@ test("STT switches pick the recognizer's failure mode", () => {
   assert.equal(provisionUrl({ sttDrop: true }), "/speech/v2/live?mode=drop1006&dropAfterMs=1500&times=2");
   assert.equal(provisionUrl({ sttDeadToken: true }), "/speech/v2/live?mode=dead_token");
   assert.equal(provisionUrl({ provision429: true }), "/speech/v2/live?mode=provision429&times=2");
-});
-
-test("heard words: whole words in proportion to the audio played, clamped", () => {
-  assert.equal(heardWords("one two three four", 0.5), "one two");
-  assert.equal(heardWords("one two three four", 0.74), "one two");
-  assert.equal(heardWords("one two three four", 1.5), "one two three four");
-  assert.equal(heardWords("one two three four", -1), "");
 });

@@ -1,10 +1,23 @@
-// A timeline entry list covering every mark the timeline draws: the Node test checks the SVG of
-// it, and the README picture is rendered from it when no live session is at hand.
+// A timeline entry list covering every mark the timeline draws, made of VoiceSession `onEvent`
+// events (through `timelineEntry`, as the page does): the Node test checks the SVG of it, and the
+// README picture is rendered from it when no live session is at hand.
+
+import { timelineEntry } from "./timeline.mjs";
 
 export function sampleEntries() {
   const entries = [];
-  const add = (t, entry) => entries.push({ t, ...entry });
-  const turn = (t, event) => add(t, { kind: "turn", event: { at: t, ...event } });
+  const event = (t, fields) => entries.push({ t, ...timelineEntry({ at: t, ...fields }) });
+  const turn = event;
+  let sentence = 0;
+  const add = (t, { kind, turnId, phase, state, ok, status, code, terminal, frames, heardMs, unheardMs }) => {
+    if (kind === "sentence") event(t, { type: "sentence_queued", turnId, index: sentence++, recovery: false });
+    else if (kind === "speech" && phase === "start") event(t, { type: "playback_started", turnId });
+    else if (kind === "speech") event(t, { type: "playback_ended", turnId, cut: phase === "cut", heardMs: heardMs ?? 0, ...(phase === "cut" ? { unheardMs } : {}) });
+    else if (kind === "barge_in") event(t, { type: "barge_in", turnId, cause: "speech_start" });
+    else if (kind === "stt_state") event(t, { type: "transcriber_state", state, provisions: 0, connections: 0, framesDropped: 0 });
+    else if (kind === "provision") event(t, { type: "provision_finished", ok, ...(status ? { status } : {}) });
+    else if (kind === "stt_error") event(t, { type: "transcriber_error", code, terminal, ...(status ? { status } : {}), ...(frames ? { frames } : {}) });
+  };
   add(0, { kind: "stt_state", state: "provisioning" });
   add(40, { kind: "provision", ok: true });
   add(40, { kind: "stt_state", state: "connecting" });

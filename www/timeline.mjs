@@ -1,17 +1,48 @@
-// The demo's live timeline: pure functions from the list of what the app was told (TurnController
-// `onEvent`, LiveTranscriber `onStateChange`/`onError`, the app's own provision() calls, speech
-// playback) to an SVG string. No DOM, no clock: the page passes `now`, and Node tests it.
+// The demo's live timeline: pure functions from the list of what the app was told (VoiceSession
+// `onEvent`: the TurnController's events and the session's own) to an SVG string. No DOM, no
+// clock: the page passes `now`, and Node tests it.
 //
-// An entry is `{ t, kind, ... }`, `t` in milliseconds on one clock (the page's performance.now()):
+// An entry is `{ t, session?, kind, ... }`, `t` in milliseconds on one clock (the page's
+// performance.now()), `session` which VoiceSession it came from (turn ids restart with each);
+// `timelineEntry(event)` makes one of an `onEvent` event:
 //   { kind: "turn", event }                          a TurnController onEvent event
-//   { kind: "sentence", turnId }                     a sentence went to TTS (onSentence)
+//   { kind: "sentence", turnId, index, recovery }    a sentence joined the speech queue
 //   { kind: "speech", turnId, phase, heardMs?, unheardMs? }
 //                                                    playback "start", "end", or "cut" (barge-in:
 //                                                    heardMs played, unheardMs of audio never played)
-//   { kind: "barge_in", turnId }                     the user talked over the answer
-//   { kind: "stt_state", state }                     LiveTranscriber onStateChange
-//   { kind: "stt_error", code, terminal, frames? }   LiveTranscriber onError
-//   { kind: "provision", ok, status? }               the app's provision() answered
+//   { kind: "barge_in", turnId, cause }              the user cut the answer (speech_start, partial, final, button)
+//   { kind: "stt_state", state }                     transcriber_state
+//   { kind: "stt_error", code, terminal, frames? }   transcriber_error
+//   { kind: "provision", ok, status? }               provision_finished: the app's provision() settled
+// Each keeps its `event` for the record. Other kinds (the page's `state` and
+// `error` entries) are kept for the record and not drawn.
+
+/** The timeline entry of one VoiceSession `onEvent` event (without `t`). */
+export function timelineEntry(event) {
+  const { turnId } = event;
+  switch (event.type) {
+    case "sentence_queued":
+      return { kind: "sentence", turnId, index: event.index, recovery: event.recovery, event };
+    case "playback_started":
+      return { kind: "speech", turnId, phase: "start", event };
+    case "playback_ended":
+      return { kind: "speech", turnId, phase: event.cut ? "cut" : "end", heardMs: event.heardMs, unheardMs: event.unheardMs, event };
+    case "barge_in":
+      return { kind: "barge_in", turnId, cause: event.cause, event };
+    case "transcriber_state":
+      return { kind: "stt_state", state: event.state, event };
+    case "transcriber_error":
+      return { kind: "stt_error", code: event.code, terminal: event.terminal, frames: event.frames, event };
+    case "provision_finished":
+      return { kind: "provision", ok: event.ok, status: event.status, event };
+    case "tts_started":
+    case "tts_finished":
+    case "tts_failed":
+      return { kind: "tts", turnId, event };
+    default:
+      return { kind: "turn", event };
+  }
+}
 
 /** Colours by attempt result and by STT state; the legend uses the same. */
 export const RESULT_COLOURS = Object.freeze({
@@ -42,15 +73,20 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
   const turns = new Map();
   const stt = { segments: [], marks: [], provisions: 0 };
   const counters = { llmCalls: 0, recoveries: 0, reprovisions: 0, droppedFrames: 0 };
-  const turnOf = (turnId, t) => {
+  let session = null;
+  const turnOf = (id, t) => {
+    // A later session's turn-1 is another turn than the first session's.
+    const turnId = session > 1 ? `${id} (session ${session})` : id;
     if (!turns.has(turnId)) {
       turns.set(turnId, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], speech: null, bargeIn: null, events: [] });
     }
     return turns.get(turnId);
   };
   let sttState = null;
+  let sttSession = null;
   for (const entry of entries) {
     const { t } = entry;
+    session = entry.session ?? null;
     if (entry.kind === "turn") {
       const { event } = entry;
       const turn = turnOf(event.turnId, t);
@@ -68,8 +104,17 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
         turn.speech.unheardMs = entry.unheardMs ?? 0;
       }
     } else if (entry.kind === "barge_in") {
-      turnOf(entry.turnId, t).bargeIn = t;
+      const turn = turnOf(entry.turnId, t);
+      turn.bargeIn = t;
+      turn.bargeInCause = entry.cause ?? null;
     } else if (entry.kind === "stt_state") {
+      // A new session's transcriber starts afresh: its first provisioning is no re-provision,
+      // and what its predecessor was doing is no close.
+      if ((entry.session ?? null) !== sttSession) {
+        sttSession = entry.session ?? null;
+        sttState = null;
+        stt.provisions = 0;
+      }
       const last = stt.segments.at(-1);
       if (last) last.to = t;
       // Leaving `open` for `backoff` or `provisioning` means the socket closed.
@@ -216,10 +261,10 @@ export function renderTimeline(model, { width = 900 } = {}) {
       }
     }
     for (const t of turn.sentences) {
-      parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence to TTS at ${rel(t)}`)}</line>`);
+      parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence queued for speech at ${rel(t)}`)}</line>`);
     }
     if (turn.bargeIn !== null) {
-      parts.push(`<g class="barge-in"><path d="M${x(turn.bargeIn)},${y - 3} l5,${height / 2} l-4,0 l4,${height / 2 + 3} l-10,-${height / 2 + 1} l4,0 z" fill="#f0b400" stroke="#7a5b00">${title(`barge-in at ${rel(turn.bargeIn)}`)}</path></g>`);
+      parts.push(`<g class="barge-in"><path d="M${x(turn.bargeIn)},${y - 3} l5,${height / 2} l-4,0 l4,${height / 2 + 3} l-10,-${height / 2 + 1} l4,0 z" fill="#f0b400" stroke="#7a5b00">${title(`barge-in at ${rel(turn.bargeIn)}${turn.bargeInCause ? ` (${turn.bargeInCause})` : ""}`)}</path></g>`);
     }
     parts.push("</g>");
     y += height + LANE_GAP;
@@ -237,7 +282,7 @@ export function renderTimeline(model, { width = 900 } = {}) {
     lx += 20 + result.length * 6.5;
   }
   y += 15;
-  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence to TTS · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
+  parts.push(`<text x="4" y="${y}">◇ first chunk (commit) · | sentence queued · ▬ heard · ┅ not heard · ⚡ barge-in · ╎ turn deadline · ▼ socket closed · ● provision / error</text>`);
   y += 16;
   lx = 4;
   parts.push(`<text x="${lx}" y="${y}">STT:</text>`);

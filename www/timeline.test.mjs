@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sampleEntries } from "./timeline-fixture.mjs";
-import { RESULT_COLOURS, timelineModel, timelineSvg } from "./timeline.mjs";
+import { RESULT_COLOURS, timelineEntry, timelineModel, timelineSvg } from "./timeline.mjs";
 
 const OPTIONS = { now: 10_000, turnDeadlineMs: 2000 };
 
@@ -61,4 +61,26 @@ test("a window shows only the recent past: older turns leave, STT segments are c
   assert.deepEqual(model.turns.map((turn) => turn.turnId), ["turn-3"]);
   assert.ok(model.stt.segments.every((segment) => segment.from >= 6000));
   assert.deepEqual(model.counters, { llmCalls: 5, recoveries: 1, reprovisions: 1, droppedFrames: 12 }, "counters count the whole session");
+});
+
+test("timelineEntry: each VoiceSession event becomes its mark; a later session's turns get lanes of their own", () => {
+  const at = 1;
+  assert.deepEqual(timelineEntry({ type: "playback_ended", at, turnId: "turn-1", heardMs: 900, cut: true, unheardMs: 300 }), {
+    kind: "speech", turnId: "turn-1", phase: "cut", heardMs: 900, unheardMs: 300,
+    event: { type: "playback_ended", at, turnId: "turn-1", heardMs: 900, cut: true, unheardMs: 300 },
+  });
+  assert.equal(timelineEntry({ type: "playback_ended", at, turnId: "turn-1", heardMs: 900, cut: false }).phase, "end");
+  assert.equal(timelineEntry({ type: "barge_in", at, turnId: "turn-1", cause: "button" }).cause, "button");
+  assert.equal(timelineEntry({ type: "transcriber_state", at, state: "backoff" }).state, "backoff");
+  assert.deepEqual(timelineEntry({ type: "provision_finished", at, ok: false, status: 429 }).status, 429);
+  assert.equal(timelineEntry({ type: "accepted", at, turnId: "turn-1" }).kind, "turn");
+  const started = (t, session) => ({ t, session, ...timelineEntry({ type: "turn_started", at: t, turnId: "turn-1" }) });
+  const model = timelineModel([started(0, 1), started(10, 2)], { now: 20 });
+  assert.deepEqual(model.turns.map((turn) => turn.turnId), ["turn-1", "turn-1 (session 2)"]);
+  const state = (t, session, value) => ({ t, session, ...timelineEntry({ type: "transcriber_state", at: t, state: value }) });
+  const restarted = timelineModel([state(0, 1, "provisioning"), state(1, 1, "connecting"), state(2, 1, "open"), state(9, 2, "provisioning"), state(10, 2, "connecting"), state(11, 2, "open")], { now: 20 });
+  assert.equal(restarted.counters.reprovisions, 0, "a new session's first provisioning is no re-provision");
+  assert.equal(restarted.stt.marks.filter((mark) => mark.type === "close").length, 0, "nor a close");
+  const svg = timelineSvg([started(0, 1), { t: 5, ...timelineEntry({ type: "barge_in", at: 5, turnId: "turn-1", cause: "partial" }) }], { now: 20 });
+  assert.match(svg, /barge-in at 5 ms \(partial\)/);
 });

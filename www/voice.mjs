@@ -1,9 +1,9 @@
 // The "Talk to it" panel: the voice agent (agent.mjs) with a microphone button, a typed-utterance
 // box, captions, the answer with its heard part marked, barge-in, the failure switches and the
-// live timeline (timeline.mjs), redrawn from the events the agent reports.
+// live timeline (timeline.mjs), redrawn from the session's onEvent / onStateChange / onError.
 
 import { createAgent, CONTROLLER_TIMING } from "./agent.mjs";
-import { timelineSvg } from "./timeline.mjs";
+import { timelineEntry, timelineSvg } from "./timeline.mjs";
 
 /** The timeline shows the last 40 seconds. */
 const TIMELINE_WINDOW_MS = 40_000;
@@ -32,7 +32,8 @@ const entries = [];
 let agent = null;
 let started = null; // the start() promise: microphone or not
 let redrawQueued = false;
-const answer = { turnId: null, sentences: [], text: "" };
+let session = 0; // which VoiceSession the entries come from (Restart STT makes a new one)
+const answer = { turnId: null, sentences: [], recovery: false };
 
 function failures() {
   return Object.fromEntries([...ui.switches].map((input) => [input.dataset.failure, input.checked]));
@@ -55,7 +56,7 @@ function showAnswer(kind, text) {
 
 /** The answer with what the user heard marked and the rest struck through. */
 function showHeard(heard) {
-  const full = answer.sentences.join(" ") || answer.text;
+  const full = answer.sentences.join(" ");
   const mark = document.createElement("mark");
   mark.textContent = heard;
   const rest = document.createElement("span");
@@ -66,40 +67,45 @@ function showHeard(heard) {
   ui.answer.replaceChildren(mark, rest);
 }
 
+function record(entry) {
+  entries.push({ t: performance.now(), session, ...entry });
+  redraw();
+}
+
 function hooks() {
   return {
-    onTimeline(entry) {
-      entries.push(entry);
-      redraw();
+    onSession(n) {
+      session = n;
+    },
+    onEvent(event) {
+      record(timelineEntry(event));
+      if (event.type === "turn_started") {
+        Object.assign(answer, { turnId: event.turnId, sentences: [], recovery: false });
+        ui.answer.dataset.turn = event.turnId;
+        delete ui.answer.dataset.heard;
+        showAnswer("thinking", "…");
+        ui.error.textContent = "";
+      } else if (event.type === "accepted" && event.turnId === answer.turnId && ui.answer.dataset.kind !== "cut") {
+        showAnswer("answer", answer.sentences.join(" "));
+      } else if (event.type === "transcriber_state") {
+        ui.sttState.dataset.state = event.state;
+        ui.sttState.textContent = `STT: ${event.state}`;
+      }
     },
     onStateChange(state) {
+      record({ kind: "state", state });
       ui.agentState.dataset.state = state;
       ui.agentState.textContent = state;
-    },
-    onSttState(state) {
-      ui.sttState.dataset.state = state;
-      ui.sttState.textContent = `STT: ${state}`;
     },
     onCaption(text, isFinal) {
       ui.caption.dataset.final = String(isFinal);
       ui.caption.textContent = text;
     },
-    onTurnStart(turnId) {
-      Object.assign(answer, { turnId, sentences: [], text: "" });
-      ui.answer.dataset.turn = turnId;
-      delete ui.answer.dataset.heard;
-      showAnswer("thinking", "…");
-      ui.error.textContent = "";
-    },
-    onSentence(turnId, sentence) {
-      if (turnId !== answer.turnId) return;
-      answer.sentences.push(sentence);
-      showAnswer("streaming", answer.sentences.join(" "));
-    },
-    onAnswer(turnId, { kind, text }) {
+    onSpeech(turnId, text, { recovery }) {
       if (turnId !== answer.turnId || ui.answer.dataset.kind === "cut") return;
-      answer.text = text;
-      showAnswer(kind, text);
+      if (recovery) return showAnswer("recovery", text);
+      answer.sentences.push(text);
+      showAnswer(ui.answer.dataset.kind === "answer" ? "answer" : "streaming", answer.sentences.join(" "));
     },
     onHeard(turnId, heard) {
       if (turnId === answer.turnId) showHeard(heard);
@@ -110,6 +116,7 @@ function hooks() {
       ui.answer.dataset.settled = record.turnId;
     },
     onError(error) {
+      record({ kind: "error", code: error.code, terminal: error.terminal ?? false, turnId: error.turnId });
       ui.error.dataset.code = error.code;
       ui.error.textContent = `${error.terminal ? "Stopped" : "Note"}: ${error.code}${error.message ? ` (${error.message})` : ""}`;
     },
@@ -158,11 +165,12 @@ export async function setupVoice(library) {
   });
   ui.mic.addEventListener("click", async () => {
     agent.resumeAudio();
-    if (ui.mic.dataset.active === "true") return;
+    const active = ui.mic.dataset.active === "true";
     ui.mic.dataset.active = "true";
-    ui.mic.textContent = "Listening…";
-    if (started) await agent.restartStt({ microphone: true }).catch((error) => (ui.error.textContent = error.message));
-    else await ensureStarted(true).catch(() => (ui.mic.dataset.active = "false"));
+    ui.mic.textContent = "Listening… (click to reopen)";
+    // Started already (typed input, or the microphone on): a new capture on the same connection.
+    if (started) await agent.attachMicrophone().catch((error) => (ui.error.textContent = error.message));
+    else await ensureStarted(true).catch(() => (ui.mic.dataset.active = String(active)));
   });
   ui.sayForm.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -170,9 +178,13 @@ export async function setupVoice(library) {
     const text = ui.sayText.value.trim();
     if (!text) return;
     ui.sayText.value = "";
-    hooks().onCaption(text, true);
     ensureStarted(false).catch(() => {});
-    agent.sendText(text);
+    try {
+      agent.sendText(text);
+    } catch (error) {
+      // A stopped or failed session takes no more turns: Restart STT makes a new one.
+      ui.error.textContent = `${error.message}: press Restart STT to start a new conversation`;
+    }
   });
   ui.bargeIn.addEventListener("click", () => agent.interrupt());
   ui.restartStt.addEventListener("click", () => {

@@ -21,7 +21,9 @@ use crate::core::time::Millis;
 use std::collections::VecDeque;
 
 pub use crate::core::voice_config::VoiceConfig;
-pub use crate::core::voice_output::{VoiceAction, VoiceError, VoiceState};
+pub use crate::core::voice_output::{
+    BargeInCause, VoiceAction, VoiceError, VoiceEvent, VoiceState,
+};
 
 use crate::core::voice_turn::Sentence;
 pub use crate::core::voice_turn::SpeakingTurn;
@@ -93,7 +95,7 @@ impl VoiceCore {
             text: text.to_owned(),
             is_final: true,
         });
-        self.barge_in(now);
+        self.barge_in(BargeInCause::Final, now);
         let turn_id = format!("turn-{}", self.next_turn);
         self.next_turn = self.next_turn.wrapping_add(1);
         self.turn = Some(SpeakingTurn::new(&turn_id));
@@ -114,7 +116,7 @@ impl VoiceCore {
             is_final: false,
         });
         if text.trim().chars().count() >= self.config.min_partial_chars.max(1) {
-            self.barge_in_and_listen(now);
+            self.barge_in_and_listen(BargeInCause::Partial, now);
         }
     }
 
@@ -125,13 +127,13 @@ impl VoiceCore {
                 .playback_started_at
                 .is_some_and(|at| now < at.after(self.config.echo_guard_ms));
         if !guarded {
-            self.barge_in_and_listen(now);
+            self.barge_in_and_listen(BargeInCause::SpeechStart, now);
         }
     }
 
     /// `interrupt()` from the app (a button): a barge-in.
     pub fn interrupt(&mut self, now: Millis) {
-        self.barge_in_and_listen(now);
+        self.barge_in_and_listen(BargeInCause::Button, now);
     }
 
     /// A complete accepted sentence of `turn_id` (the controller's `onSentence`).
@@ -139,7 +141,14 @@ impl VoiceCore {
         let Some(turn) = self.current_mut(turn_id) else {
             return;
         };
+        let index = turn.sentences.len();
         turn.sentences.push(Sentence::new(text));
+        self.push(VoiceAction::Event(VoiceEvent::SentenceQueued {
+            turn_id: turn_id.to_owned(),
+            index,
+            recovery: false,
+            text: text.to_owned(),
+        }));
         self.feed_tts(now);
     }
 
@@ -252,7 +261,7 @@ impl VoiceCore {
         if self.state.is_terminal() {
             return;
         }
-        self.barge_in(now);
+        self.end_turn(now);
         self.set_state(VoiceState::Failed);
     }
 
@@ -261,7 +270,7 @@ impl VoiceCore {
         if self.state == VoiceState::Stopped {
             return;
         }
-        self.barge_in(now);
+        self.end_turn(now);
         self.push(VoiceAction::Detach);
         self.set_state(VoiceState::Stopped);
     }
@@ -313,11 +322,16 @@ impl VoiceCore {
         };
         sentence.enqueued = true;
         turn.succeeded += 1;
+        let finished = VoiceEvent::TtsFinished {
+            turn_id: turn.turn_id.clone(),
+            index,
+        };
         let action = VoiceAction::Play {
             job: sentence.job.unwrap_or_default(),
             turn_id: turn.turn_id.clone(),
             recovery: sentence.recovery,
         };
+        self.push(VoiceAction::Event(finished));
         self.push(action);
         self.feed_tts(now);
     }
@@ -333,11 +347,17 @@ impl VoiceCore {
             }
         }
         let turn_id = turn.turn_id.clone();
-        self.push(VoiceAction::Error(if timed_out {
+        let error = if timed_out {
             VoiceError::TtsTimeout { turn_id }
         } else {
             VoiceError::TtsFailed { turn_id }
+        };
+        self.push(VoiceAction::Event(VoiceEvent::TtsFailed {
+            turn_id: error.turn_id().to_owned(),
+            index,
+            code: error.code(),
         }));
+        self.push(VoiceAction::Error(error));
         self.feed_tts(now);
         self.check_done();
     }
@@ -357,8 +377,15 @@ impl VoiceCore {
         }
         if turn.wants_recovery && !turn.recovery_queued {
             turn.recovery_queued = true;
+            let queued = VoiceEvent::SentenceQueued {
+                turn_id: turn.turn_id.clone(),
+                index: turn.sentences.len(),
+                recovery: true,
+                text: self.config.recovery_text.clone(),
+            };
             turn.sentences
                 .push(Sentence::recovery(&self.config.recovery_text));
+            self.actions.push_back(VoiceAction::Event(queued));
         }
         let Some(index) = turn.next_unrequested() else {
             return;
@@ -383,6 +410,11 @@ impl VoiceCore {
         if sentence.recovery {
             self.recovery_audio = RecoveryAudio::Requested(job);
         }
+        let started = VoiceEvent::TtsStarted {
+            turn_id: turn_id.clone(),
+            index,
+            recovery: sentence.recovery,
+        };
         let action = VoiceAction::Synthesize {
             job,
             turn_id,
@@ -390,6 +422,7 @@ impl VoiceCore {
             recovery: sentence.recovery,
         };
         turn.in_flight = Some((index, now.after(self.config.tts_timeout_ms)));
+        self.push(VoiceAction::Event(started));
         self.push(action);
     }
 
@@ -403,9 +436,17 @@ impl VoiceCore {
         }
     }
 
-    /// V2: interrupt the current turn, abort its TTS, silence it, and trim its history entry to
+    /// V2: a barge-in by `cause` ends the current turn (if any), reported as an event first.
+    fn barge_in(&mut self, cause: BargeInCause, now: Millis) {
+        if let Some(turn_id) = self.current_turn().map(str::to_owned) {
+            self.push(VoiceAction::Event(VoiceEvent::BargeIn { turn_id, cause }));
+        }
+        self.end_turn(now);
+    }
+
+    /// Interrupts the current turn, aborts its TTS, silences it, and trims its history entry to
     /// what was heard. Nothing when no turn is current. The caller sets the next state.
-    fn barge_in(&mut self, _now: Millis) {
+    fn end_turn(&mut self, _now: Millis) {
         let Some(turn) = self.turn.take() else {
             return;
         };
@@ -449,8 +490,8 @@ impl VoiceCore {
     }
 
     /// A barge-in that leaves the session listening (speech, a partial, a button).
-    fn barge_in_and_listen(&mut self, now: Millis) {
-        self.barge_in(now);
+    fn barge_in_and_listen(&mut self, cause: BargeInCause, now: Millis) {
+        self.barge_in(cause, now);
         if !self.state.is_terminal() && self.state != VoiceState::Idle {
             self.set_state(VoiceState::Listening);
         }

@@ -77,6 +77,60 @@ impl fmt::Display for VoiceError {
     }
 }
 
+/// What started a barge-in (V2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BargeInCause {
+    SpeechStart,
+    Partial,
+    Final,
+    Button,
+}
+
+impl BargeInCause {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BargeInCause::SpeechStart => "speech_start",
+            BargeInCause::Partial => "partial",
+            BargeInCause::Final => "final",
+            BargeInCause::Button => "button",
+        }
+    }
+}
+
+/// The core's observable steps. `index` is the sentence's place in its turn (0-based); the
+/// recovery text comes after the answer's sentences with `recovery: true`. Only `SentenceQueued`
+/// holds text, for the app's `onSpeech`: the shell leaves it out of `onEvent`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VoiceEvent {
+    /// An accepted sentence (or the recovery text) joined the turn's speech queue.
+    SentenceQueued {
+        turn_id: String,
+        index: usize,
+        recovery: bool,
+        text: String,
+    },
+    /// `synthesize` was called for it.
+    TtsStarted {
+        turn_id: String,
+        index: usize,
+        recovery: bool,
+    },
+    /// `synthesize` gave audio for it.
+    TtsFinished { turn_id: String, index: usize },
+    /// `synthesize` failed or timed out: the sentence is skipped (`code` as the error's).
+    TtsFailed {
+        turn_id: String,
+        index: usize,
+        code: &'static str,
+    },
+    /// The user's speech, a final or the app cut the turn.
+    BargeIn {
+        turn_id: String,
+        cause: BargeInCause,
+    },
+}
+
 /// What the shell must do, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum VoiceAction {
@@ -122,6 +176,8 @@ pub enum VoiceAction {
         text: String,
     },
     Error(VoiceError),
+    /// Something the app may log or draw (`onEvent`): ids and timings only, never text.
+    Event(VoiceEvent),
     /// Stop the transcriber (R4) and release the microphone.
     Detach,
 }

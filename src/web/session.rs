@@ -17,13 +17,14 @@ use crate::web::transcriber::LiveTranscriber;
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
 use speech::abort;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortController, AudioBuffer, DomException};
 
+mod events;
 mod options;
 mod speech;
 mod wiring;
@@ -63,6 +64,8 @@ struct Shared {
     engine: Rc<AudioOut>,
     callbacks: SessionCallbacks,
     io: RefCell<Io>,
+    /// Set while the shell stops the engine: that stop reports its own `playback_ended`.
+    stopping: Cell<bool>,
 }
 
 /// A voice agent in one object: listens, runs turns, speaks, falls silent when the user talks
@@ -102,6 +105,7 @@ impl VoiceSession {
             engine,
             callbacks: options.callbacks,
             io: RefCell::new(Io::default()),
+            stopping: Cell::new(false),
         });
         *slot.borrow_mut() = Rc::downgrade(&shared);
         Ok(VoiceSession {
@@ -155,6 +159,28 @@ impl VoiceSession {
             }
             Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// Opens the default microphone (no argument) or captures the app's `MediaStream`, replacing
+    /// an earlier capture: for a session started with `{ microphone: false }`, or to switch
+    /// devices. Resolves once capturing; rejects once stopped or without `provision`.
+    #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]
+    pub fn attach_microphone(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "MediaStream")] stream: Option<JsValue>,
+    ) -> Promise {
+        let Some(shared) = self.shared() else {
+            return Promise::reject(&freed());
+        };
+        if shared.state().is_terminal() {
+            return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
+        }
+        match &shared.transcriber {
+            Some(transcriber) => transcriber.attach_microphone(stream),
+            None => Promise::reject(&type_error(
+                "options.provision is needed to listen to a microphone",
+            )),
+        }
     }
 
     /// A final utterance typed by the user: a barge-in if the agent is busy, then a new turn.
@@ -332,7 +358,7 @@ impl Shell for Shared {
                 recovery,
             } => self.play(job, &turn_id, recovery),
             VoiceAction::StopPlayback { turn_id } => {
-                let stopped = self.engine.stop();
+                let stopped = self.stop_engine();
                 let chunks: Vec<(u64, ChunkHeard)> = {
                     let mut io = self.io.borrow_mut();
                     let by_seq: HashMap<u64, u64> =
@@ -347,11 +373,14 @@ impl Shell for Shared {
                     .update(|core, _| core.on_playback_stopped(&turn_id, &chunks));
             }
             VoiceAction::SetHeard { turn_id, text } => {
+                let (turn_js, text_js) = (JsValue::from_str(&turn_id), JsValue::from_str(&text));
                 let _ = self
                     .controller
-                    .set_heard_text(JsValue::from_str(&turn_id), JsValue::from_str(&text));
+                    .set_heard_text(turn_js.clone(), text_js.clone());
+                self.call(&self.callbacks.on_heard, &[turn_js, text_js]);
             }
             VoiceAction::Error(error) => self.report_error(&voice_error(&error)),
+            VoiceAction::Event(event) => self.on_voice_event(event),
             VoiceAction::Detach => {
                 let jobs: Vec<Job> = self
                     .io
@@ -363,7 +392,7 @@ impl Shell for Shared {
                 for job in jobs {
                     abort(&job.abort);
                 }
-                self.engine.stop();
+                self.stop_engine();
                 if let Some(transcriber) = &self.transcriber {
                     // R4: stop_recording, close, release the microphone; nothing reconnects.
                     let _ = transcriber.stop();
@@ -403,6 +432,15 @@ impl Shared {
             }
             driver::input(&shared, |core, now| core.on_turn_settled(&turn_id, now));
         });
+    }
+
+    /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
+    fn stop_engine(&self) -> crate::core::playback::Stopped {
+        self.stopping.set(true);
+        let stopped = self.engine.stop();
+        self.stopping.set(false);
+        self.emit_stopped(&stopped);
+        stopped
     }
 
     fn report_error(&self, error: &JsValue) {

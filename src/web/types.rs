@@ -205,6 +205,19 @@ export interface VoiceSessionError extends Error {
   turnId?: string;
 }
 
+/** A `VoiceSession`'s own steps, as `onEvent` gets them: ids and timings only, never text. */
+export type VoiceSessionEvent =
+  | { type: "sentence_queued"; at: number; turnId: string; index: number; recovery: boolean }
+  | { type: "tts_started"; at: number; turnId: string; index: number; recovery: boolean }
+  | { type: "tts_finished"; at: number; turnId: string; index: number }
+  | { type: "tts_failed"; at: number; turnId: string; index: number; code: "tts_failed" | "tts_timeout" }
+  | { type: "playback_started"; at: number; turnId: string }
+  | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
+  | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
+  | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
+  | { type: "transcriber_error"; at: number; code: string; terminal: boolean; status?: number; frames?: number }
+  | { type: "provision_finished"; at: number; ok: boolean; status?: number };
+
 export interface VoiceSessionOptions {
   /** TurnController routes, in ladder order. */
   routes: Route[];
@@ -230,5 +243,11 @@ export interface VoiceSessionOptions {
   onError?(error: VoiceSessionError): void;
   /** Speech waits on a suspended `AudioContext`: call `session.resume()` from a user gesture. */
   onNeedsGesture?(): void;
+  /** Every TurnController event (after `controller.onEvent`, same object) and the session's own. */
+  onEvent?(event: TurnEvent | VoiceSessionEvent): void;
+  /** A sentence of the answer (or the recovery text) joined the speech queue, in order. */
+  onSpeech?(turnId: string, text: string, info: { index: number; recovery: boolean }): void;
+  /** A barge-in cut the turn's answer: what the user heard of it (also its history entry). */
+  onHeard?(turnId: string, heardText: string): void;
 }
 "#;

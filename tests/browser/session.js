@@ -18,12 +18,12 @@ async function until(condition, timeoutMs, label) {
 }
 
 /** A provision() calling the dev stack, as an app's backend would; keeps the session ids. */
-function backend(devstack) {
+function backend(devstack, mode = "normal", query = "") {
   const sessions = [];
   return {
     sessions,
     async provision({ signal }) {
-      const response = await fetch(`${devstack}/stt/normal/v2/live`, {
+      const response = await fetch(`${devstack}/stt/${mode}/v2/live${query}`, {
         method: "POST",
         signal,
         headers: { "content-type": "application/json" },
@@ -99,7 +99,157 @@ async function withAudio(body) {
   }
 }
 
+/** `onEvent`, `onSpeech` and `onHeard` recorded; `controller.onEvent` marks the events it saw first. */
+function observer() {
+  const log = { events: [], speech: [], heard: [], controllerFirst: 0 };
+  return {
+    log,
+    onEvent: (event) => log.events.push(event),
+    onSpeech: (turnId, text, info) => log.speech.push([turnId, text, info]),
+    onHeard: (turnId, heardText) => log.heard.push([turnId, heardText]),
+    controller: {
+      onEvent: (event) => {
+        assert(!log.events.includes(event), `controller.onEvent before options.onEvent (${event.type})`);
+        log.controllerFirst += 1;
+      },
+    },
+  };
+}
+
+const SESSION_EVENTS = new Set(["sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
+
+/** Each event has `type` and `at` (epoch ms, in order) and holds none of `texts` (T14). */
+function checkEvents(events, texts) {
+  let last = 0;
+  for (const event of events) {
+    assert(typeof event.type === "string" && Number.isFinite(event.at), `type and at: ${JSON.stringify(event)}`);
+    // The controller's and the session's clocks each anchor performance.now() to Date.now() (whole
+    // milliseconds) once: their `at`s may differ by that anchoring, at most 2 ms.
+    assert(event.at >= last - 2 && Math.abs(event.at - Date.now()) < 120_000, `at is epoch ms, in order: ${JSON.stringify(event)}`);
+    last = event.at;
+    const json = JSON.stringify(event).toLowerCase();
+    for (const text of texts) assert(!json.includes(text.toLowerCase()), `"${text}" leaked into ${json}`);
+  }
+}
+
+/** The session's own events of `turnId`, as `type:index` or `type`. */
+function steps(events, turnId) {
+  return events.filter((e) => SESSION_EVENTS.has(e.type) && e.turnId === turnId).map((e) => (e.index === undefined ? e.type : `${e.type}:${e.index}`));
+}
+
 const scenarios = {
+  async aSpokenAnswerIsObservableStepByStepWithoutText({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const llm = route(() => "It is sunny. Take an umbrella.");
+      const speech = tts(devstack);
+      const events = recorder();
+      const seen = observer();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, ...seen });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => events.log.turns.length === 1 && session.state === "listening", 8000, "the spoken answer");
+      const log = seen.log.events;
+      checkEvents(log, ["utterance", "sunny", "umbrella", RECOVERY]);
+      // The controller's events pass through unchanged, app's controller.onEvent first.
+      const turnEvents = log.filter((e) => !SESSION_EVENTS.has(e.type)).map((e) => e.type);
+      assertEq(turnEvents.slice(0, 2), ["turn_started", "attempt_started"], "controller events");
+      assert(turnEvents.includes("accepted"), "accepted");
+      assertEq(seen.log.controllerFirst, turnEvents.length, "controller.onEvent saw each one too");
+      const turn = steps(log, "turn-1");
+      // Sentences queue as they come; TTS has a look-ahead of one; playback ends once, uncut.
+      for (const [before, after] of [
+        ["sentence_queued:0", "tts_started:0"],
+        ["tts_started:0", "tts_finished:0"],
+        ["tts_finished:0", "playback_started"],
+        ["sentence_queued:1", "tts_started:1"],
+        ["tts_started:1", "tts_finished:1"],
+        ["tts_finished:1", "playback_ended"],
+      ]) {
+        assert(turn.indexOf(before) >= 0 && turn.indexOf(before) < turn.indexOf(after), `${before} before ${after} in ${turn}`);
+      }
+      assertEq(turn.filter((step) => step.startsWith("playback")), ["playback_started", "playback_ended"], "one playback");
+      const ended = log.find((e) => e.type === "playback_ended");
+      const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
+      assertEq([ended.cut, ended.unheardMs], [false, undefined], "played out");
+      assert(Math.abs(ended.heardMs - audioMs) < 30, `heardMs ${ended.heardMs} is the audio played (${audioMs.toFixed(0)})`);
+      const started = log.indexOf(log.find((e) => e.type === "playback_started"));
+      assert(log.indexOf(log.find((e) => e.type === "turn_started")) < started, "the turn starts before it is heard");
+      // The transcriber's way up, with its counters; provision() succeeded once.
+      const states = log.filter((e) => e.type === "transcriber_state");
+      assertEq(states.map((e) => e.state), ["provisioning", "connecting", "open"], "transcriber states");
+      assertEq(states.at(-1).connections, 1, "one connection");
+      assertEq(states.at(-1).framesDropped, 0, "no dropped frames");
+      assertEq(log.filter((e) => e.type === "provision_finished").map((e) => e.ok), [true], "provision_finished");
+      assertEq(seen.log.speech, [["turn-1", "It is sunny.", { index: 0, recovery: false }], ["turn-1", "Take an umbrella.", { index: 1, recovery: false }]], "onSpeech");
+      assertEq(seen.log.heard, [], "nothing cut");
+      await session.stop();
+      session.free();
+      return { events: log.length, heardMs: ended.heardMs };
+    });
+  },
+
+  async aBargeInIsReportedWithItsCauseAndTheHeardPart({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const second = "Then it rains for a while with wind from the west and some thunder later";
+      const llm = route((input) => (input === "utterance 1" ? `Sunny now. ${second}.` : "Noted. That is all I know about it for now."));
+      const speech = tts(devstack);
+      const events = recorder();
+      const seen = observer();
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, ...seen });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const cut = sources.starts[1];
+      await untilAudioTime(context, cut.when + cut.duration * 0.4);
+      speak(session, 5); // speech_start of utterance 2
+      await until(() => seen.log.heard.length === 1, 3000, "the heard part");
+      const log = seen.log.events;
+      const turn = steps(log, "turn-1");
+      assertEq(turn.slice(turn.indexOf("barge_in")), ["barge_in", "playback_ended"], "barge-in, then the cut playback");
+      assertEq(log.find((e) => e.type === "barge_in").cause, "speech_start", "its cause");
+      const ended = log.filter((e) => e.type === "playback_ended" && e.turnId === "turn-1");
+      assertEq(ended.length, 1, "one playback_ended");
+      assert(ended[0].cut && ended[0].heardMs > 0 && ended[0].unheardMs > 0, `cut with heard and unheard audio: ${JSON.stringify(ended[0])}`);
+      const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
+      assert(Math.abs(ended[0].heardMs + ended[0].unheardMs - audioMs) < 30, "heard + unheard is the scheduled audio");
+      assertEq(seen.log.heard, [["turn-1", session.history[1].content]], "onHeard is the history entry");
+      // Utterance 2 becomes turn-2; the app's button cuts it while it speaks.
+      speak(session, FRAMES_PER_UTTERANCE - 5);
+      await until(() => session.state === "speaking", 8000, "turn-2 speaking");
+      session.interrupt();
+      const button = log.filter((e) => e.type === "barge_in");
+      assertEq(button.map((e) => [e.turnId, e.cause]), [["turn-1", "speech_start"], ["turn-2", "button"]], "the button's barge-in");
+      assertEq(steps(log, "turn-2").at(-1), "playback_ended", "turn-2's cut playback reported");
+      checkEvents(log, ["utterance", "sunny", "rains", "noted", RECOVERY]);
+      await session.stop();
+      session.free();
+      return { heardMs: ended[0].heardMs, unheardMs: ended[0].unheardMs };
+    });
+  },
+
+  async aTranscriberFlapIsReportedStateByState({ devstack, make }) {
+    const app = backend(devstack, "drop1006", "?times=1&dropAfterMs=300");
+    const seen = observer();
+    const events = recorder();
+    const session = make({ routes: [route(() => "x")], recoveryText: RECOVERY, provision: app.provision, synthesize: () => new ArrayBuffer(8), ...events, ...seen });
+    await session.start({ microphone: false });
+    await until(() => seen.log.events.filter((e) => e.type === "transcriber_state" && e.state === "open").length === 2, 8000, "open again after the drop");
+    const states = seen.log.events.filter((e) => e.type === "transcriber_state");
+    assertEq(states.map((e) => e.state), ["provisioning", "connecting", "open", "backoff", "connecting", "open"], "the flap");
+    assertEq(states.map((e) => e.connections), [0, 1, 1, 1, 2, 2], "connection attempts counted from connecting");
+    assertEq(states.map((e) => e.provisions).at(-1), 1, "the same session: no re-provision");
+    assertEq(app.sessions.length, 1, "one provision");
+    speak(session, FRAMES_PER_UTTERANCE);
+    await until(() => events.log.turns.length === 1, 8000, "a turn after the flap");
+    await until(() => session.state === "listening", 5000, "listening after the turn");
+    checkEvents(seen.log.events, ["utterance", RECOVERY]);
+    await session.stop();
+    assertEq(seen.log.events.filter((e) => e.type === "transcriber_state").at(-1).state, "stopped", "stopped at the end");
+    session.free();
+  },
+
   async aScriptedFinalGetsASpokenAnswer({ devstack, make }) {
     return withAudio(async (context, sources) => {
       const app = backend(devstack);
@@ -403,6 +553,10 @@ const scenarios = {
       ["onTurn", { ...base, onTurn: {} }, TypeError, /options\.onTurn/],
       ["onError", { ...base, onError: [] }, TypeError, /options\.onError/],
       ["onNeedsGesture", { ...base, onNeedsGesture: 1 }, TypeError, /options\.onNeedsGesture/],
+      ["onEvent", { ...base, onEvent: "log" }, TypeError, /options\.onEvent/],
+      ["onSpeech", { ...base, onSpeech: 1 }, TypeError, /options\.onSpeech/],
+      ["onHeard", { ...base, onHeard: {} }, TypeError, /options\.onHeard/],
+      ["controller.onEvent", { ...base, controller: { onEvent: 3 } }, TypeError, /options\.controller\.onEvent/],
       ["destination", { ...base, destination: {} }, TypeError, /options\.destination/],
     ];
     for (const [label, options, type, pattern] of cases) {
@@ -419,6 +573,9 @@ const scenarios = {
     assertEq(session.state, "idle", "bad input changed nothing");
     const listening = make({ ...base, provision: () => ({ url: "ws://127.0.0.1:1/never" }), audioContext: context });
     await assertThrows(() => listening.sendAudio("pcm"), TypeError, /pcm/, "string audio");
+    await assertThrows(() => session.attachMicrophone(), TypeError, /provision/, "a microphone needs provision");
+    await listening.stop();
+    await assertThrows(() => listening.attachMicrophone(), DOMException, /stopped/, "no microphone once stopped");
     listening.free();
     session.free();
     await context.close();

@@ -1,5 +1,5 @@
 // The speech classes used the way an app would; checked by `tsc --strict --noEmit`.
-import init, { SpeechPlayer, VoiceSession, type Synthesize, type VoiceSessionState } from "turnguard";
+import init, { SpeechPlayer, VoiceSession, type Synthesize, type VoiceSessionEvent, type VoiceSessionState } from "turnguard";
 
 await init();
 
@@ -20,8 +20,17 @@ const session = new VoiceSession({
   onCaption: (text, isFinal) => console.log(text, isFinal),
   onTurn: (record) => console.log(record.status),
   onError: (error) => console.warn(error.code),
+  onEvent: (event) => {
+    if (event.type === "playback_ended") console.log(event.turnId, event.heardMs.toFixed(0), event.cut);
+    else if (event.type === "barge_in") console.log(event.cause);
+    else if (event.type === "attempt_finished") console.log(event.route, event.result);
+    else if (event.type === "transcriber_state") console.log(event.state, event.framesDropped);
+  },
+  onSpeech: (turnId, text, { index, recovery }) => console.log(turnId, index, recovery, text.length),
+  onHeard: (turnId, heardText) => console.log(turnId, heardText.length),
 });
 await session.start({ microphone: false });
+await session.attachMicrophone(await navigator.mediaDevices.getUserMedia({ audio: true }));
 session.sendText("hello");
 session.interrupt();
 const messages: { role: string; content: string }[] = session.history;
@@ -35,6 +44,10 @@ const state: "idle" | "playing" | "suspended" = player.state;
 console.log(heard, state);
 await player.resume();
 player.free();
+
+// @ts-expect-error a barge-in's cause is one of four
+const cause: Extract<VoiceSessionEvent, { type: "barge_in" }>["cause"] = "cough";
+console.log(cause);
 
 // @ts-expect-error synthesize is required
 new VoiceSession({ routes: [], recoveryText: "x" });

@@ -16,6 +16,9 @@ pub(crate) struct SessionCallbacks {
     pub(crate) on_turn: Option<Function>,
     pub(crate) on_error: Option<Function>,
     pub(crate) on_needs_gesture: Option<Function>,
+    pub(crate) on_event: Option<Function>,
+    pub(crate) on_speech: Option<Function>,
+    pub(crate) on_heard: Option<Function>,
 }
 
 pub(crate) struct SessionOptions {
@@ -43,6 +46,9 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         on_turn: fields.optional_function("onTurn")?,
         on_error: fields.optional_function("onError")?,
         on_needs_gesture: fields.optional_function("onNeedsGesture")?,
+        on_event: fields.optional_function("onEvent")?,
+        on_speech: fields.optional_function("onSpeech")?,
+        on_heard: fields.optional_function("onHeard")?,
     };
     let mut config = VoiceConfig::new(recovery_text);
     config.tts_timeout_ms = fields.positive_ms("ttsTimeoutMs", config.tts_timeout_ms)?;

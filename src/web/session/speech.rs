@@ -129,6 +129,7 @@ impl Shared {
         };
         match event {
             PlayerEvent::Start(turn_id) => {
+                self.emit_playback_started(&turn_id);
                 driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
             }
             PlayerEvent::ChunkEnded(seq) => {
@@ -144,7 +145,11 @@ impl Shared {
                 }
             }
             PlayerEvent::NeedsGesture => self.call(&self.callbacks.on_needs_gesture, &[]),
-            PlayerEvent::End(..) => {}
+            PlayerEvent::End(turn_id, heard_ms) => {
+                if !self.stopping.get() {
+                    self.emit_playback_ended(&turn_id, heard_ms, None);
+                }
+            }
         }
     }
 }

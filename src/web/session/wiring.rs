@@ -7,9 +7,10 @@ use crate::core::voice::VoiceConfig;
 use crate::web::controller::TurnController;
 use crate::web::driver;
 use crate::web::transcriber::LiveTranscriber;
-use js_sys::{Object, Reflect};
+use js_sys::{Function, Object, Promise, Reflect};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 fn set(object: &Object, key: &str, value: &JsValue) {
     let _ = Reflect::set(object, &JsValue::from_str(key), value);
@@ -39,6 +40,21 @@ pub(super) fn controller(
     let set = |object: &Object, key: &str, value: &JsValue| {
         let _ = Reflect::set(object, &JsValue::from_str(key), value);
     };
+    // The app's own `controller.onEvent` (if a function) is served first, then `options.onEvent`,
+    // with the same event object. Anything else is left for the controller to reject.
+    let app_on_event =
+        Reflect::get(&controller_options, &JsValue::from_str("onEvent")).unwrap_or_default();
+    if app_on_event.is_undefined() || app_on_event.is_function() {
+        let app_on_event: Option<Function> = app_on_event.dyn_into().ok();
+        let slot = slot.clone();
+        let on_event = Closure::<dyn Fn(JsValue)>::new(move |event: JsValue| {
+            if let Some(app_on_event) = &app_on_event {
+                let _ = app_on_event.call1(&JsValue::UNDEFINED, &event);
+            }
+            with_session(&slot, |s| s.call(&s.callbacks.on_event, &[event]));
+        });
+        set(&controller_options, "onEvent", &on_event.into_js_value());
+    }
     set(
         &controller_options,
         "recoveryText",
@@ -82,6 +98,7 @@ pub(super) fn transcriber(
 ) -> Result<Option<LiveTranscriber>, JsValue> {
     let transcriber = match transcriber_options {
         Some(transcriber_options) => {
+            observe_provision(slot, &transcriber_options);
             set(
                 &transcriber_options,
                 "onPartial",
@@ -109,6 +126,7 @@ pub(super) fn transcriber(
                 &transcriber_options,
                 "onStateChange",
                 &callback2(slot, |s, state, _| {
+                    s.emit_transcriber_state(&state);
                     if state.as_string().as_deref() == Some("failed") {
                         driver::input(s, |core, now| core.on_transcriber_failed(now));
                     }
@@ -118,6 +136,7 @@ pub(super) fn transcriber(
                 &transcriber_options,
                 "onError",
                 &callback2(slot, |s, error, _| {
+                    s.emit_transcriber_error(&error);
                     s.report_error(&error);
                 }),
             );
@@ -129,4 +148,29 @@ pub(super) fn transcriber(
         None => None,
     };
     Ok(transcriber)
+}
+
+/// Wraps the app's `provision` so each settled call is a `provision_finished` event.
+fn observe_provision(slot: &Slot, transcriber_options: &Object) {
+    let provision = Reflect::get(transcriber_options, &JsValue::from_str("provision"))
+        .ok()
+        .and_then(|provision| provision.dyn_into::<Function>().ok());
+    let Some(provision) = provision else {
+        return;
+    };
+    let slot = slot.clone();
+    let wrapped = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |request: JsValue| {
+        let called = provision.call1(&JsValue::UNDEFINED, &request);
+        let slot = slot.clone();
+        let settled = future_to_promise(async move {
+            let result = match called {
+                Ok(value) => JsFuture::from(Promise::resolve(&value)).await,
+                Err(error) => Err(error),
+            };
+            with_session(&slot, |s| s.emit_provisioned(result.as_ref().map(|_| ())));
+            result
+        });
+        settled.into()
+    });
+    set(transcriber_options, "provision", &wrapped.into_js_value());
 }

@@ -1,0 +1,155 @@
+//! What a `VoiceSession` tells the app's `onEvent` (beside the controller's own events): plain
+//! objects with `type`, `at` (epoch ms) and ids, indexes and timings only — never what the user
+//! said or what the agent answered, never a credential or a header (T14).
+
+use super::Shared;
+use crate::core::playback::Stopped;
+use crate::core::voice::VoiceEvent;
+use crate::web::js_object::JsObject;
+use js_sys::Reflect;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+fn event(shared: &Shared, kind: &str) -> JsObject {
+    JsObject::new()
+        .set("type", kind)
+        .set("at", shared.driver.now().0 as f64)
+}
+
+fn index(index: usize) -> f64 {
+    index as f64
+}
+
+impl Shared {
+    /// Sends one event to `options.onEvent`; a throwing callback changes nothing.
+    pub(super) fn emit(&self, event: JsObject) {
+        self.call(&self.callbacks.on_event, &[event.build()]);
+    }
+
+    /// A core event: to `onEvent` without its text; a queued sentence's text to `onSpeech`.
+    pub(super) fn on_voice_event(self: &Rc<Self>, voice_event: VoiceEvent) {
+        let object = match voice_event {
+            VoiceEvent::SentenceQueued {
+                turn_id,
+                index: at,
+                recovery,
+                text,
+            } => {
+                let info = JsObject::new()
+                    .set("index", index(at))
+                    .set("recovery", recovery)
+                    .build();
+                self.call(
+                    &self.callbacks.on_speech,
+                    &[JsValue::from_str(&turn_id), JsValue::from_str(&text), info],
+                );
+                event(self, "sentence_queued")
+                    .set("turnId", turn_id)
+                    .set("index", index(at))
+                    .set("recovery", recovery)
+            }
+            VoiceEvent::TtsStarted {
+                turn_id,
+                index: at,
+                recovery,
+            } => event(self, "tts_started")
+                .set("turnId", turn_id)
+                .set("index", index(at))
+                .set("recovery", recovery),
+            VoiceEvent::TtsFinished { turn_id, index: at } => event(self, "tts_finished")
+                .set("turnId", turn_id)
+                .set("index", index(at)),
+            VoiceEvent::TtsFailed {
+                turn_id,
+                index: at,
+                code,
+            } => event(self, "tts_failed")
+                .set("turnId", turn_id)
+                .set("index", index(at))
+                .set("code", code),
+            VoiceEvent::BargeIn { turn_id, cause } => event(self, "barge_in")
+                .set("turnId", turn_id)
+                .set("cause", cause.as_str()),
+        };
+        self.emit(object);
+    }
+
+    pub(super) fn emit_playback_started(&self, turn_id: &str) {
+        self.emit(event(self, "playback_started").set("turnId", turn_id));
+    }
+
+    /// The turn's audio ran out (`cut: false`) or was stopped (`cut: true`, with what of the
+    /// scheduled audio never played).
+    pub(super) fn emit_playback_ended(
+        &self,
+        turn_id: &str,
+        heard_ms: f64,
+        unheard_ms: Option<f64>,
+    ) {
+        let mut object = event(self, "playback_ended")
+            .set("turnId", turn_id)
+            .set("heardMs", heard_ms.max(0.0).round())
+            .set("cut", unheard_ms.is_some());
+        if let Some(unheard_ms) = unheard_ms {
+            object = object.set("unheardMs", unheard_ms.max(0.0).round());
+        }
+        self.emit(object);
+    }
+
+    /// What `engine.stop()` silenced, as a cut `playback_ended` (nothing when nothing played).
+    pub(super) fn emit_stopped(&self, stopped: &Stopped) {
+        let Some(turn_id) = &stopped.turn_id else {
+            return;
+        };
+        if stopped.chunks.is_empty() {
+            return;
+        }
+        let unheard: f64 = stopped
+            .chunks
+            .iter()
+            .map(|chunk| (chunk.duration_ms - chunk.played_ms).max(0.0))
+            .sum();
+        self.emit_playback_ended(turn_id, stopped.heard_ms, Some(unheard));
+    }
+
+    /// The transcriber's state, with its counters at that moment.
+    pub(super) fn emit_transcriber_state(&self, state: &JsValue) {
+        let mut object = event(self, "transcriber_state").set("state", state.clone());
+        if let Some(transcriber) = &self.transcriber {
+            let stats = transcriber.stats();
+            for key in ["provisions", "connections", "framesDropped"] {
+                let value = Reflect::get(&stats, &JsValue::from_str(key)).unwrap_or_default();
+                object = object.set(key, value);
+            }
+        }
+        self.emit(object);
+    }
+
+    /// A transcriber error, as its code, terminality, HTTP status and dropped frames.
+    pub(super) fn emit_transcriber_error(&self, error: &JsValue) {
+        let mut object = event(self, "transcriber_error");
+        for key in ["code", "terminal", "status", "frames"] {
+            let value = Reflect::get(error, &JsValue::from_str(key)).unwrap_or_default();
+            if !value.is_undefined()
+                && (value.as_string().is_some()
+                    || value.as_f64().is_some()
+                    || value.as_bool().is_some())
+            {
+                object = object.set(key, value);
+            }
+        }
+        self.emit(object);
+    }
+
+    /// The app's `provision()` settled: `ok`, or the `status` its error carried.
+    pub(super) fn emit_provisioned(&self, outcome: Result<(), &JsValue>) {
+        let mut object = event(self, "provision_finished").set("ok", outcome.is_ok());
+        if let Err(error) = outcome {
+            let status = Reflect::get(error, &JsValue::from_str("status")).unwrap_or_default();
+            if let Some(status) = status.as_f64() {
+                object = object.set("status", status);
+            }
+        }
+        self.emit(object);
+    }
+}
