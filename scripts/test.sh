@@ -40,7 +40,8 @@ fi
 # The transcriber suite runs for several seconds per browser; the runner's default is 20 s.
 export WASM_BINDGEN_TEST_TIMEOUT=120
 
-# One browser suite. Headless Chrome here sometimes stalls before it loads the test module at all
+# One browser suite. Headless Chrome (and, rarely, Firefox) here sometimes stalls before it loads
+# the test module at all
 # ("Failed to detect test as having been run"); such a run tested nothing, so it is run once more.
 # A failing assertion is never retried.
 browser_suite() {
@@ -51,8 +52,9 @@ browser_suite() {
       rm -f "$log"
       return 0
     fi
-    # webdriver.json caps a page load at 90 s, so a stall ends with the renderer's timeout.
-    if [ "$attempt" != 3 ] && grep -qE "Timed out receiving message from renderer|Failed to detect test as having been run" "$log"; then
+    # webdriver.json caps a page load at 60 s, so a stall ends with the driver's page-load timeout:
+    # Chrome's renderer timeout, or Firefox's failed navigation.
+    if [ "$attempt" != 3 ] && grep -qE "Timed out receiving message from renderer|/url request failed|Failed to detect test as having been run" "$log"; then
       echo "note: the browser never ran $suite (a startup stall); running it again"
       continue
     fi

@@ -54,42 +54,6 @@ scenarios! {
     bad_input_throws_named_errors => "badInputThrowsNamedErrors",
 }
 
-/// Hostile conditions (issue 8): dead URLs, ended sessions, provisioning that never ends or always
-/// throws, hostile provision results, a 64 MiB text frame, the microphone released on failure,
-/// `workletUrl`, and `free()` from every callback. The scenarios live in
-/// `tests/browser/transcriber_ends.js`.
-mod ends {
-    use super::*;
-
-    #[wasm_bindgen(module = "/tests/browser/transcriber_ends.js")]
-    extern "C" {
-        #[wasm_bindgen(catch, js_name = runScenario)]
-        async fn run_scenario(
-            name: &str,
-            devstack: &str,
-            make: &Function,
-        ) -> Result<JsValue, JsValue>;
-    }
-
-    async fn scenario(name: &str) {
-        let make = web::factory1(LiveTranscriber::new);
-        web::expect_scenario(name, run_scenario(name, DEVSTACK, &make)).await;
-    }
-
-    scenarios! {
-        upgrade_404_reprovisions_then_fails_with_dead_session => "upgrade404ReprovisionsThenFailsWithDeadSession",
-        end_session_in_use_reprovisions_never_the_old_url => "endSessionInUseReprovisionsNeverTheOldUrl",
-        end_session_every_time_fails_with_dead_session => "endSessionEveryTimeFailsWithDeadSession",
-        provision_that_never_settles_is_aborted_retried_then_fails => "provisionThatNeverSettlesIsAbortedRetriedThenFails",
-        always_throwing_provision_fails_after_max_provision_attempts => "alwaysThrowingProvisionFailsAfterMaxProvisionAttempts",
-        hostile_provision_results_are_provisioning_failures => "hostileProvisionResultsAreProvisioningFailures",
-        big_text_frame_is_skipped_counted_and_the_session_goes_on => "bigTextFrameIsSkippedCountedAndTheSessionGoesOn",
-        microphone_is_released_when_the_worklet_cannot_load => "microphoneIsReleasedWhenTheWorkletCannotLoad",
-        worklet_url_loads_the_shipped_worklet_file => "workletUrlLoadsTheShippedWorkletFile",
-        free_is_idempotent_and_safe_from_every_callback => "freeIsIdempotentAndSafeFromEveryCallback",
-    }
-}
-
 /// getUserMedia with the fake device and permission flags of webdriver.json.
 #[wasm_bindgen_test]
 async fn fake_microphone_frames_reach_the_server() {

@@ -3,8 +3,10 @@
 // `ctx` is `{ devstack, make }`. Every scenario ends by checking that the module still serves:
 // a new transcriber provisions, opens and delivers a final.
 
-import { assert, assertEq, assertThrows, sleep } from "./support.js";
-import { AUDIO_CONFIG, FAST, NO_AUDIO, backend, frame, range, recorder, runIn, runs, serverStats, sessionStats, until } from "./transcriber.js";
+import {
+  AUDIO_CONFIG, FAST, NO_AUDIO, assert, assertEq, assertThrows, backend, frame, range, recorder, runIn, runs,
+  serverStats, sessionStats, sleep, until,
+} from "./support.js";
 
 /** The module still serves: a new transcriber gets a session, opens and delivers a final. */
 async function stillServes(devstack, make) {
