@@ -6,15 +6,20 @@ use crate::core::time::Millis;
 use crate::core::turn::{Action, Event, StartError, Started, TurnLadder};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
-use crate::web::driver::{self, Driver, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::glue;
 use crate::web::report::{event_to_js, failure_from_code, record_to_js, Answer, TurnStrings};
 use js_sys::{Array, Function, JsString, Map, Promise};
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, DomException};
+
+mod attempts;
+mod route_calls;
+
+use attempts::{AttemptIo, Io, TurnIo};
 
 struct Callbacks {
     on_accepted_text: Function,
@@ -28,90 +33,6 @@ const RESOLVED: u8 = 0;
 const REJECTED: u8 = 1;
 const CHUNK: u8 = 2;
 const END: u8 = 3;
-
-/// Ended attempts whose routes have not settled yet are remembered, so that a late answer is
-/// recorded as `late` (T6), but only this many: a route that never settles cannot grow memory.
-const LATE_ATTEMPTS_KEPT: usize = 64;
-
-/// An attempt whose route has not settled yet, by the id `glue.watch` reports it under.
-struct AttemptIo {
-    request_id: String,
-    turn_id: String,
-    /// The attempt's own controller; its signal is the one the route sees. Taken when the
-    /// attempt ends (its timeout, or its turn's end), which aborts or releases it.
-    abort: Option<AbortController>,
-}
-
-/// A running turn's JS strings and its live attempts (at most `maxAttemptsPerTurn`).
-struct TurnIo {
-    strings: TurnStrings,
-    live: Vec<u32>,
-}
-
-#[derive(Default)]
-struct Io {
-    turns: HashMap<String, TurnIo>,
-    attempts: HashMap<u32, AttemptIo>,
-    /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
-    ended: VecDeque<u32>,
-    next_attempt: u32,
-}
-
-impl Io {
-    /// Ends an attempt's I/O: its controller is returned (to abort) and it is kept only to
-    /// record a late answer, within the bound.
-    fn end_attempt(&mut self, id: u32) -> Option<AbortController> {
-        let attempt = self.attempts.get_mut(&id)?;
-        let controller = attempt.abort.take()?;
-        if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
-            turn.live.retain(|&live| live != id);
-        }
-        self.ended.push_back(id);
-        while self.ended.len() > LATE_ATTEMPTS_KEPT {
-            if let Some(oldest) = self.ended.pop_front() {
-                self.attempts.remove(&oldest);
-            }
-        }
-        Some(controller)
-    }
-
-    /// Forgets an attempt whose route is done (settled, or told to stop reading).
-    fn forget_attempt(&mut self, id: u32) {
-        let Some(attempt) = self.attempts.remove(&id) else {
-            return;
-        };
-        if attempt.abort.is_some() {
-            if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
-                turn.live.retain(|&live| live != id);
-            }
-        } else {
-            self.ended.retain(|&ended| ended != id);
-        }
-    }
-
-    /// Ends every live attempt of a turn; their controllers are returned.
-    fn end_attempts_of(&mut self, turn_id: &str) -> Vec<AbortController> {
-        let live = self
-            .turns
-            .get_mut(turn_id)
-            .map(|turn| std::mem::take(&mut turn.live))
-            .unwrap_or_default();
-        live.into_iter()
-            .filter_map(|id| self.end_attempt(id))
-            .collect()
-    }
-
-    /// The live attempt of a turn with this request id (`"<turnId>:attempt:<n>"`, T13).
-    fn live_attempt(&self, request_id: &str) -> Option<u32> {
-        let (turn_id, _) = request_id.rsplit_once(":attempt:")?;
-        let turn = self.turns.get(turn_id)?;
-        turn.live.iter().copied().find(|id| {
-            self.attempts
-                .get(id)
-                .is_some_and(|attempt| attempt.request_id == request_id)
-        })
-    }
-}
 
 impl Machine for TurnLadder {
     type Action = Action;
@@ -150,7 +71,7 @@ struct Shared {
 #[wasm_bindgen]
 pub struct TurnController {
     /// Taken by `free()`: a freed controller holds nothing and every method is inert.
-    shared: RefCell<Option<Rc<Shared>>>,
+    shared: Handle<Shared>,
 }
 
 #[wasm_bindgen]
@@ -201,7 +122,7 @@ impl TurnController {
             }
         });
         Ok(TurnController {
-            shared: RefCell::new(Some(shared)),
+            shared: Handle::new(shared),
         })
     }
 
@@ -272,12 +193,7 @@ impl TurnController {
     /// This replaces the `free()` wasm-bindgen generates, which throws when called twice or from
     /// inside a method; the small handle left behind is freed when JS collects the object.
     pub fn free(&self) {
-        let shared = self
-            .shared
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut shared| shared.take());
-        if let Some(shared) = shared {
+        if let Some(shared) = self.shared.take() {
             shared.dispose();
         }
     }
@@ -285,7 +201,7 @@ impl TurnController {
 
 impl TurnController {
     fn shared(&self) -> Option<Rc<Shared>> {
-        self.shared.try_borrow().ok()?.clone()
+        self.shared.get()
     }
 
     /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
@@ -527,173 +443,6 @@ impl Shared {
                 let _ = on_event.call1(&JsValue::UNDEFINED, &event);
             }
         }
-    }
-
-    /// Calls the route with a fresh signal of its own, which the turn's end aborts too (T4), and
-    /// watches its outcome.
-    fn start_attempt(
-        self: &Rc<Self>,
-        turn_id: String,
-        request_id: String,
-        route: usize,
-        history: Option<Vec<Exchange>>,
-    ) {
-        // Queued before a re-entrant interrupt, deadline or dispose? Then the route is not called.
-        let still_running = self.ladder(|ladder| {
-            ladder.turn(&turn_id).is_some_and(|record| {
-                record.status == TurnStatus::Running
-                    && record.attempts.iter().any(|attempt| {
-                        attempt.request_id == request_id && attempt.result == AttemptResult::Running
-                    })
-            })
-        });
-        if !still_running || self.driver.is_disposed() {
-            return;
-        }
-        let history = history.map_or(JsValue::UNDEFINED, |exchanges| {
-            let messages = Array::new();
-            for exchange in &exchanges {
-                glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
-            }
-            messages.into()
-        });
-        let attempt_abort = new_abort_controller();
-        let (request, id) = {
-            let mut io = self.io.borrow_mut();
-            let id = io.next_attempt;
-            let Some(turn) = io.turns.get_mut(&turn_id) else {
-                return;
-            };
-            turn.live.push(id);
-            let strings = &mut turn.strings;
-            let number = strings.request_ids.len() + 1;
-            let request_id_js =
-                glue::request_id_of(&strings.turn_id, u32::try_from(number).unwrap_or(u32::MAX));
-            let request = glue::attempt_request(
-                &request_id_js,
-                &strings.turn_id,
-                &strings.input,
-                &attempt_abort.signal(),
-                &history,
-            );
-            strings
-                .request_ids
-                .push((request_id.clone(), request_id_js));
-            io.next_attempt = id.wrapping_add(1);
-            io.attempts.insert(
-                id,
-                AttemptIo {
-                    request_id,
-                    turn_id,
-                    abort: Some(attempt_abort),
-                },
-            );
-            (request, id)
-        };
-        let Some(js_route) = self.routes.get(route) else {
-            self.on_attempt_report(id, REJECTED, &JsValue::UNDEFINED);
-            return;
-        };
-        match js_route.generate.call1(&js_route.object, &request) {
-            Err(error) => {
-                self.on_attempt_report(id, REJECTED, &error);
-            }
-            // `watch` never throws: a hostile result (a throwing `then` or `getReader` getter)
-            // comes back through `report` as a rejection.
-            Ok(value) => {
-                if !glue::watch(&value, id, &self.report_attempt) {
-                    self.on_attempt_report(id, RESOLVED, &value);
-                }
-            }
-        }
-    }
-
-    /// A route's text, cut on the JS side to what `maxAnswerChars` can use before it is copied
-    /// into wasm: a 64 MiB chunk costs a 16 KiB copy. `None` when it is not a string.
-    fn bounded_text(&self, value: &JsValue) -> Option<JsValue> {
-        let text = value.dyn_ref::<JsString>()?;
-        if text.length() <= self.max_answer_units {
-            return Some(value.clone());
-        }
-        Some(text.slice(0, self.max_answer_units).into())
-    }
-
-    /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
-    /// is still wanted; a stream that is not is forgotten at once (its reader stops).
-    fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
-        let attempt = {
-            let io = self.io.borrow();
-            io.attempts
-                .get(&id)
-                .map(|attempt| (attempt.request_id.clone(), attempt.turn_id.clone()))
-        };
-        let Some((request_id, turn_id)) = attempt else {
-            return false;
-        };
-        if kind == CHUNK {
-            match self
-                .bounded_text(value)
-                .as_ref()
-                .and_then(JsValue::as_string)
-            {
-                Some(chunk) => {
-                    driver::input(self, |ladder, now| {
-                        ladder.on_attempt_chunk(&request_id, &chunk, now)
-                    });
-                }
-                None => {
-                    self.io.borrow_mut().forget_attempt(id);
-                    driver::input(self, |ladder, now| {
-                        ladder.on_attempt_result(&request_id, Err(Failure::NoText), now)
-                    });
-                    return false;
-                }
-            }
-            // Still wanted while the attempt runs or delivers; a late stream is only read to the
-            // first text that marks it late.
-            let wanted = self
-                .io
-                .borrow()
-                .attempts
-                .get(&id)
-                .is_some_and(|attempt| attempt.abort.is_some());
-            if !wanted {
-                self.io.borrow_mut().forget_attempt(id);
-            }
-            return wanted;
-        }
-        self.io.borrow_mut().forget_attempt(id);
-        match kind {
-            END => {
-                driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
-            }
-            RESOLVED => {
-                let bounded = self.bounded_text(value);
-                let outcome = bounded
-                    .as_ref()
-                    .and_then(JsValue::as_string)
-                    .ok_or(Failure::NoText);
-                if let (Ok(text), Some(js)) = (&outcome, bounded) {
-                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
-                        turn.strings.answer = Some(Answer {
-                            request_id: request_id.clone(),
-                            text: text.clone(),
-                            js,
-                        });
-                    }
-                }
-                driver::input(self, |ladder, now| {
-                    ladder.on_attempt_result(&request_id, outcome, now)
-                });
-            }
-            _ => {
-                let failure = failure_from_code(glue::classify_error(value));
-                driver::input(self, |ladder, now| {
-                    ladder.on_attempt_result(&request_id, Err(failure), now)
-                });
-            }
-        }
-        false
     }
 }
 

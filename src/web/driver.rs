@@ -154,3 +154,25 @@ fn on_timer<S: Shell>(shell: &Rc<S>) {
     }
     input(shell, |machine, now| machine.handle_timeout(now));
 }
+
+/// What a `#[wasm_bindgen]` object holds of its shell. `free()` takes it, so a freed object holds
+/// nothing and every method finds `None`. (Each class's own `free()` replaces the one wasm-bindgen
+/// generates, which throws when called twice or from inside a method of the same object; the few
+/// bytes of the emptied handle are freed when JS collects the object.)
+pub(crate) struct Handle<T>(RefCell<Option<Rc<T>>>);
+
+impl<T> Handle<T> {
+    pub(crate) fn new(inner: Rc<T>) -> Self {
+        Handle(RefCell::new(Some(inner)))
+    }
+
+    /// The shell, unless the object was freed.
+    pub(crate) fn get(&self) -> Option<Rc<T>> {
+        self.0.try_borrow().ok()?.clone()
+    }
+
+    /// Takes the shell out: `Some` only for the first `free()`.
+    pub(crate) fn take(&self) -> Option<Rc<T>> {
+        self.0.try_borrow_mut().ok()?.take()
+    }
+}

@@ -4,8 +4,8 @@
 
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::driver::Handle;
 use js_sys::{ArrayBuffer, Function, Promise};
-use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{AudioBuffer, AudioContext, AudioNode, DomException};
@@ -21,7 +21,7 @@ struct Callbacks {
 #[wasm_bindgen]
 pub struct SpeechPlayer {
     /// Taken by `free()`: a freed player holds nothing and every method is inert.
-    engine: RefCell<Option<Rc<AudioOut>>>,
+    engine: Handle<AudioOut>,
 }
 
 #[wasm_bindgen]
@@ -76,7 +76,7 @@ impl SpeechPlayer {
             };
         });
         Ok(SpeechPlayer {
-            engine: RefCell::new(Some(AudioOut::new(context, output, sink)?)),
+            engine: Handle::new(AudioOut::new(context, output, sink)?),
         })
     }
 
@@ -145,12 +145,7 @@ impl SpeechPlayer {
     /// Silences and releases the player (a context it created is closed). Idempotent, and safe
     /// from inside its callbacks. Also `[Symbol.dispose]()`.
     pub fn free(&self) {
-        let engine = self
-            .engine
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut engine| engine.take());
-        if let Some(engine) = engine {
+        if let Some(engine) = self.engine.take() {
             engine.stop();
         }
     }
@@ -158,7 +153,7 @@ impl SpeechPlayer {
 
 impl SpeechPlayer {
     fn engine(&self) -> Option<Rc<AudioOut>> {
-        self.engine.try_borrow().ok()?.clone()
+        self.engine.get()
     }
 }
 

@@ -12,7 +12,7 @@ use crate::core::voice::{VoiceAction, VoiceCore, VoiceError, VoiceState};
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::controller::TurnController;
 use crate::web::convert::{range_error, type_error};
-use crate::web::driver::{self, Driver, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::transcriber::LiveTranscriber;
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
@@ -73,7 +73,7 @@ struct Shared {
 #[wasm_bindgen]
 pub struct VoiceSession {
     /// Taken by `free()`: a freed session holds nothing.
-    shared: RefCell<Option<Rc<Shared>>>,
+    shared: Handle<Shared>,
 }
 
 type Slot = Rc<RefCell<Weak<Shared>>>;
@@ -109,7 +109,7 @@ impl VoiceSession {
         });
         *slot.borrow_mut() = Rc::downgrade(&shared);
         Ok(VoiceSession {
-            shared: RefCell::new(Some(shared)),
+            shared: Handle::new(shared),
         })
     }
 
@@ -267,12 +267,7 @@ impl VoiceSession {
     /// `stop()` without waiting, then releases everything. Idempotent, safe inside callbacks.
     /// Also `[Symbol.dispose]()`.
     pub fn free(&self) {
-        let shared = self
-            .shared
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut shared| shared.take());
-        if let Some(shared) = shared {
+        if let Some(shared) = self.shared.take() {
             let _ = shared.stop();
             driver::dispose(&shared, |_, _| {});
         }
@@ -281,7 +276,7 @@ impl VoiceSession {
 
 impl VoiceSession {
     fn shared(&self) -> Option<Rc<Shared>> {
-        self.shared.try_borrow().ok()?.clone()
+        self.shared.get()
     }
 }
 

@@ -21,7 +21,7 @@ use crate::core::gladia::STOP_RECORDING;
 use crate::core::time::Millis;
 use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
-use crate::web::driver::{self, Driver, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
 use errors::{aborted, callback_error, dom_error, error_to_js, freed};
@@ -99,7 +99,7 @@ struct Shared {
 #[wasm_bindgen]
 pub struct LiveTranscriber {
     /// Taken by `free()`: a freed transcriber holds nothing and every method is inert.
-    shared: RefCell<Option<Rc<Shared>>>,
+    shared: Handle<Shared>,
     /// State and counters at `free()`, for the getters of a freed transcriber.
     last: RefCell<(State, Stats)>,
 }
@@ -134,7 +134,7 @@ impl LiveTranscriber {
             }
         });
         Ok(LiveTranscriber {
-            shared: RefCell::new(Some(shared)),
+            shared: Handle::new(shared),
             last: RefCell::new((State::Stopped, Stats::default())),
         })
     }
@@ -272,12 +272,7 @@ impl LiveTranscriber {
     /// This replaces the `free()` wasm-bindgen generates, which throws when called twice or from
     /// inside a method; the small handle left behind is freed when JS collects the object.
     pub fn free(&self) {
-        let shared = self
-            .shared
-            .try_borrow_mut()
-            .ok()
-            .and_then(|mut shared| shared.take());
-        if let Some(shared) = shared {
+        if let Some(shared) = self.shared.take() {
             shared.dispose();
             if let (Some(snapshot), Ok(mut last)) = (
                 shared.driver.read(|core| (core.state(), core.stats())),
@@ -328,7 +323,7 @@ impl LiveTranscriber {
     }
 
     fn shared(&self) -> Option<Rc<Shared>> {
-        self.shared.try_borrow().ok()?.clone()
+        self.shared.get()
     }
 
     /// State and counters, live or as they were at `free()`.

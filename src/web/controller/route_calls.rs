@@ -1,0 +1,173 @@
+//! Calling a route and following what it does: a fresh signal per attempt, the hostile-object-safe
+//! `glue.watch`, and each report handed to the ladder (T3, T4, T6, T12, T15).
+
+use super::*;
+
+impl Shared {
+    /// Calls the route with a fresh signal of its own, which the turn's end aborts too (T4), and
+    /// watches its outcome.
+    pub(super) fn start_attempt(
+        self: &Rc<Self>,
+        turn_id: String,
+        request_id: String,
+        route: usize,
+        history: Option<Vec<Exchange>>,
+    ) {
+        // Queued before a re-entrant interrupt, deadline or dispose? Then the route is not called.
+        let still_running = self.ladder(|ladder| {
+            ladder.turn(&turn_id).is_some_and(|record| {
+                record.status == TurnStatus::Running
+                    && record.attempts.iter().any(|attempt| {
+                        attempt.request_id == request_id && attempt.result == AttemptResult::Running
+                    })
+            })
+        });
+        if !still_running || self.driver.is_disposed() {
+            return;
+        }
+        let history = history.map_or(JsValue::UNDEFINED, |exchanges| {
+            let messages = Array::new();
+            for exchange in &exchanges {
+                glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
+            }
+            messages.into()
+        });
+        let attempt_abort = new_abort_controller();
+        let (request, id) = {
+            let mut io = self.io.borrow_mut();
+            let id = io.next_attempt;
+            let Some(turn) = io.turns.get_mut(&turn_id) else {
+                return;
+            };
+            turn.live.push(id);
+            let strings = &mut turn.strings;
+            let number = strings.request_ids.len() + 1;
+            let request_id_js =
+                glue::request_id_of(&strings.turn_id, u32::try_from(number).unwrap_or(u32::MAX));
+            let request = glue::attempt_request(
+                &request_id_js,
+                &strings.turn_id,
+                &strings.input,
+                &attempt_abort.signal(),
+                &history,
+            );
+            strings
+                .request_ids
+                .push((request_id.clone(), request_id_js));
+            io.next_attempt = id.wrapping_add(1);
+            io.attempts.insert(
+                id,
+                AttemptIo {
+                    request_id,
+                    turn_id,
+                    abort: Some(attempt_abort),
+                },
+            );
+            (request, id)
+        };
+        let Some(js_route) = self.routes.get(route) else {
+            self.on_attempt_report(id, REJECTED, &JsValue::UNDEFINED);
+            return;
+        };
+        match js_route.generate.call1(&js_route.object, &request) {
+            Err(error) => {
+                self.on_attempt_report(id, REJECTED, &error);
+            }
+            // `watch` never throws: a hostile result (a throwing `then` or `getReader` getter)
+            // comes back through `report` as a rejection.
+            Ok(value) => {
+                if !glue::watch(&value, id, &self.report_attempt) {
+                    self.on_attempt_report(id, RESOLVED, &value);
+                }
+            }
+        }
+    }
+
+    /// A route's text, cut on the JS side to what `maxAnswerChars` can use before it is copied
+    /// into wasm: a 64 MiB chunk costs a 16 KiB copy. `None` when it is not a string.
+    fn bounded_text(&self, value: &JsValue) -> Option<JsValue> {
+        let text = value.dyn_ref::<JsString>()?;
+        if text.length() <= self.max_answer_units {
+            return Some(value.clone());
+        }
+        Some(text.slice(0, self.max_answer_units).into())
+    }
+
+    /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
+    /// is still wanted; a stream that is not is forgotten at once (its reader stops).
+    pub(super) fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
+        let attempt = {
+            let io = self.io.borrow();
+            io.attempts
+                .get(&id)
+                .map(|attempt| (attempt.request_id.clone(), attempt.turn_id.clone()))
+        };
+        let Some((request_id, turn_id)) = attempt else {
+            return false;
+        };
+        if kind == CHUNK {
+            match self
+                .bounded_text(value)
+                .as_ref()
+                .and_then(JsValue::as_string)
+            {
+                Some(chunk) => {
+                    driver::input(self, |ladder, now| {
+                        ladder.on_attempt_chunk(&request_id, &chunk, now)
+                    });
+                }
+                None => {
+                    self.io.borrow_mut().forget_attempt(id);
+                    driver::input(self, |ladder, now| {
+                        ladder.on_attempt_result(&request_id, Err(Failure::NoText), now)
+                    });
+                    return false;
+                }
+            }
+            // Still wanted while the attempt runs or delivers; a late stream is only read to the
+            // first text that marks it late.
+            let wanted = self
+                .io
+                .borrow()
+                .attempts
+                .get(&id)
+                .is_some_and(|attempt| attempt.abort.is_some());
+            if !wanted {
+                self.io.borrow_mut().forget_attempt(id);
+            }
+            return wanted;
+        }
+        self.io.borrow_mut().forget_attempt(id);
+        match kind {
+            END => {
+                driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
+            }
+            RESOLVED => {
+                let bounded = self.bounded_text(value);
+                let outcome = bounded
+                    .as_ref()
+                    .and_then(JsValue::as_string)
+                    .ok_or(Failure::NoText);
+                if let (Ok(text), Some(js)) = (&outcome, bounded) {
+                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
+                        turn.strings.answer = Some(Answer {
+                            request_id: request_id.clone(),
+                            text: text.clone(),
+                            js,
+                        });
+                    }
+                }
+                driver::input(self, |ladder, now| {
+                    ladder.on_attempt_result(&request_id, outcome, now)
+                });
+            }
+            _ => {
+                let failure = failure_from_code(glue::classify_error(value));
+                driver::input(self, |ladder, now| {
+                    ladder.on_attempt_result(&request_id, Err(failure), now)
+                });
+            }
+        }
+        false
+    }
+}
