@@ -3,7 +3,7 @@
 // clock (never the wall clock), and silence is read from an AnalyserNode on the output.
 // `ctx` is `{ devstack, make }`, `make(options)` being `new SpeechPlayer(options)`.
 
-import { assert, assertEq, assertThrows, sleep } from "./support.js";
+import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn } from "./support.js";
 import { NO_AUDIO, peak, quantum, runningContext, sourceRecorder, synthesizeFrom, tone, untilAudioTime, wav } from "./audio.js";
 
 async function until(condition, timeoutMs, label) {
@@ -206,25 +206,5 @@ const scenarios = {
 };
 
 export async function runScenario(name, devstack, make) {
-  const scenario = scenarios[name];
-  if (!scenario) throw new Error(`no scenario named ${name}`);
-  const uncaught = [];
-  const record = (event) => uncaught.push(String(event.message ?? event.reason));
-  window.addEventListener("error", record);
-  window.addEventListener("unhandledrejection", record);
-  try {
-    const measured = await scenario({ devstack, make });
-    await sleep(0);
-    // Chrome runs with --autoplay-policy=no-user-gesture-required: a skip there hides a bug.
-    assert(!(measured?.skipped && /Chrome/.test(navigator.userAgent)), `${name} skipped in Chrome: ${measured?.skipped}`);
-    assertEq(uncaught, [], "uncaught errors");
-    if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);
-  } catch (error) {
-    const stack = String(error?.stack ?? "");
-    const message = String(error?.message ?? error);
-    throw Object.assign(new Error(message), { stack: stack.includes(message) ? stack : `${message}\n${stack}` });
-  } finally {
-    window.removeEventListener("error", record);
-    window.removeEventListener("unhandledrejection", record);
-  }
+  return runIn(scenarios, name, { devstack, make }, noSkipInChrome);
 }

@@ -3,7 +3,7 @@
 // TTS (a tone of 60 ms per character), and a real AudioContext whose source starts and stops are
 // recorded. `ctx` is `{ devstack, make }`, `make(options)` being `new VoiceSession(options)`.
 
-import { assert, assertEq, assertThrows, sleep } from "./support.js";
+import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn } from "./support.js";
 import { NO_AUDIO, runningContext, sourceRecorder, synthesizeFrom, untilAudioTime } from "./audio.js";
 
 const RECOVERY = "Sorry, could you say that again?";
@@ -583,24 +583,5 @@ const scenarios = {
 };
 
 export async function runScenario(name, devstack, make) {
-  const scenario = scenarios[name];
-  if (!scenario) throw new Error(`no scenario named ${name}`);
-  const uncaught = [];
-  const record = (event) => uncaught.push(String(event.message ?? event.reason));
-  window.addEventListener("error", record);
-  window.addEventListener("unhandledrejection", record);
-  try {
-    const measured = await scenario({ devstack, make });
-    await sleep(0);
-    assertEq(uncaught, [], "uncaught errors");
-    assert(!(measured?.skipped && /Chrome/.test(navigator.userAgent)), `${name} skipped in Chrome: ${measured?.skipped}`);
-    if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);
-  } catch (error) {
-    const stack = String(error?.stack ?? "");
-    const message = String(error?.message ?? error);
-    throw Object.assign(new Error(message), { stack: stack.includes(message) ? stack : `${message}\n${stack}` });
-  } finally {
-    window.removeEventListener("error", record);
-    window.removeEventListener("unhandledrejection", record);
-  }
+  return runIn(scenarios, name, { devstack, make }, noSkipInChrome);
 }

@@ -156,8 +156,11 @@ export async function runs(context) {
   return running;
 }
 
-/** Runs `scenarios[name](ctx)`, failing on uncaught errors too, and logs what it measured. */
-export async function runIn(scenarios, name, ctx) {
+/**
+ * Runs `scenarios[name](ctx)`, failing on uncaught errors too and on what `check(name, measured)`
+ * rejects, and logs what it measured.
+ */
+export async function runIn(scenarios, name, ctx, check = () => {}) {
   const scenario = scenarios[name];
   if (!scenario) throw new Error(`no scenario named ${name}`);
   // An error thrown in an event handler (socket, timer, worklet port) is a bug too.
@@ -169,6 +172,7 @@ export async function runIn(scenarios, name, ctx) {
     const measured = await scenario(ctx);
     await sleep(0);
     assertEq(uncaught, [], "uncaught errors");
+    check(name, measured);
     if (measured !== undefined) console.log(`${name}: ${JSON.stringify(measured)}`);
   } catch (error) {
     // Firefox's `stack` leaves out the message, and the harness prints the stack.
@@ -179,4 +183,10 @@ export async function runIn(scenarios, name, ctx) {
     window.removeEventListener("error", record);
     window.removeEventListener("unhandledrejection", record);
   }
+}
+
+/** For audio scenarios: Chrome runs with --autoplay-policy=no-user-gesture-required, so a scenario
+ * that skipped itself there hides a bug. */
+export function noSkipInChrome(name, measured) {
+  assert(!(measured?.skipped && /Chrome/.test(navigator.userAgent)), `${name} skipped in Chrome: ${measured?.skipped}`);
 }
