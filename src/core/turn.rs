@@ -35,7 +35,8 @@ use crate::core::record::{
 };
 use crate::core::time::Millis;
 use delivery::Delivery;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wakeups::Wakeups;
 
@@ -91,9 +92,9 @@ impl ActiveTurn {
 pub struct TurnLadder {
     config: TurnConfig,
     /// Running turns.
-    active: HashMap<String, ActiveTurn>,
+    active: FxHashMap<String, ActiveTurn>,
     /// Settled records kept for `turn` and for idempotent starts.
-    settled: HashMap<String, TurnRecord>,
+    settled: FxHashMap<String, TurnRecord>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
     settled_order: VecDeque<String>,
     history: History,
@@ -114,8 +115,8 @@ impl TurnLadder {
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
             history: History::new(config.history_limit, config.history_max_chars),
             config,
-            active: HashMap::new(),
-            settled: HashMap::new(),
+            active: FxHashMap::default(),
+            settled: FxHashMap::default(),
             settled_order: VecDeque::new(),
             actions: VecDeque::new(),
             wakeups: Wakeups::default(),
@@ -523,7 +524,7 @@ fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
 
 /// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
 /// under that time.
-fn is_filed(active: &HashMap<String, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
+fn is_filed(active: &FxHashMap<String, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
     move |turn_id, seq, at| {
         active
             .get(turn_id)
