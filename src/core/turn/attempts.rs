@@ -1,7 +1,7 @@
 //! The ladder's rungs (T3–T6, T9, T11): starting attempts, their timeouts and failures, the next
 //! rung or recovery, and answers that come too late.
 
-use super::TurnLadder;
+use super::{request_id_of, TurnLadder};
 use crate::core::record::Attempt;
 use crate::core::record::{AttemptResult, Failure, RecoveryReason};
 use crate::core::time::Millis;
@@ -115,7 +115,7 @@ impl TurnLadder {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let request_id = format!("{turn_id}:attempt:{number}");
+        let request_id = request_id_of(turn_id, number);
         let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
