@@ -240,7 +240,7 @@ impl TurnLadder {
             },
         );
         self.next_seq = self.next_seq.wrapping_add(1);
-        self.event(Event::TurnStarted {
+        self.event(|| Event::TurnStarted {
             turn_id: turn_id.to_owned(),
             at: now,
         });
@@ -386,7 +386,7 @@ impl TurnLadder {
         self.actions.push_back(Action::AbortTurn {
             turn_id: turn_id.to_owned(),
         });
-        self.event(Event::Cancelled {
+        self.event(|| Event::Cancelled {
             turn_id: turn_id.to_owned(),
             at: now,
         });
@@ -473,7 +473,7 @@ impl TurnLadder {
         };
         turn.record.recovery_reason = Some(reason);
         let latency_ms = now.since(turn.record.started_at);
-        self.event(Event::Recovered {
+        self.event(|| Event::Recovered {
             turn_id: turn_id.to_owned(),
             reason,
             at: now,
@@ -510,8 +510,11 @@ impl TurnLadder {
         }
     }
 
-    fn event(&mut self, event: Event) {
-        self.actions.push_back(Action::Event(event));
+    /// Queues an event, made only when events are wanted (`TurnConfig::emit_events`).
+    fn event(&mut self, make: impl FnOnce() -> Event) {
+        if self.config.emit_events {
+            self.actions.push_back(Action::Event(make()));
+        }
     }
 }
 
