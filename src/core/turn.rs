@@ -396,15 +396,17 @@ impl TurnLadder {
 
     /// Interrupts every running turn (the controller is going away).
     pub fn interrupt_all(&mut self, now: Millis) {
-        // Oldest first, as they started.
-        let mut running: Vec<(u64, Rc<str>)> = self
+        // Oldest first, as they started: each time the oldest still running (an ending happens
+        // once per controller, so a scan beats linking a sort).
+        while let Some(turn_id) = self
             .active
             .values()
-            .map(|turn| (turn.seq, turn.id.clone()))
-            .collect();
-        running.sort_unstable_by_key(|(seq, _)| *seq);
-        for (_, turn_id) in running {
-            self.interrupt(&turn_id, now);
+            .min_by_key(|turn| turn.seq)
+            .map(|turn| Rc::clone(&turn.id))
+        {
+            if !self.interrupt(&turn_id, now) {
+                break;
+            }
         }
     }
 
@@ -535,8 +537,11 @@ fn request_id_of(turn_id: &str, number: usize) -> String {
     id
 }
 
-fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
-    let (turn_id, number) = request_id.rsplit_once(":attempt:")?;
+/// `"{turn_id}:attempt:{number}"` → `(turn_id, number - 1)`: the turn and the attempt's index.
+/// Split at the last `:` first, which takes no substring search code.
+pub fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
+    let (head, number) = request_id.rsplit_once(':')?;
+    let turn_id = head.strip_suffix(":attempt")?;
     let number: usize = number.parse().ok()?;
     Some((turn_id, number.checked_sub(1)?))
 }

@@ -3,7 +3,7 @@
 use crate::core::history::Exchange;
 use crate::core::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::time::Millis;
-use crate::core::turn::{Action, Event, StartError, Started, TurnLadder};
+use crate::core::turn::{parse_request_id, Action, Event, StartError, Started, TurnLadder};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
@@ -267,7 +267,7 @@ impl Shell for Shared {
                 // An attempt ends early for two reasons: its timeout, or an answer cut at
                 // `maxAnswerChars` (T15); the abort reason says which.
                 let cut = self.ladder(|ladder| {
-                    let turn_id = request_id.rsplit_once(":attempt:").map(|(turn, _)| turn);
+                    let turn_id = parse_request_id(&request_id).map(|(turn, _)| turn);
                     turn_id
                         .and_then(|turn_id| ladder.turn(turn_id))
                         .is_some_and(|record| {

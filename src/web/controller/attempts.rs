@@ -1,6 +1,7 @@
 //! The browser resources of a controller's turns and attempts: each attempt's `AbortController`,
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
+use crate::core::turn::parse_request_id;
 use crate::web::report::TurnStrings;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -80,7 +81,7 @@ impl Io {
 
     /// The live attempt of a turn with this request id (`"<turnId>:attempt:<n>"`, T13).
     pub(super) fn live_attempt(&self, request_id: &str) -> Option<u32> {
-        let (turn_id, _) = request_id.rsplit_once(":attempt:")?;
+        let (turn_id, _) = parse_request_id(request_id)?;
         let turn = self.turns.get(turn_id)?;
         turn.live.iter().copied().find(|id| {
             self.attempts
