@@ -13,7 +13,7 @@
 
 use crate::web::js_object::JsObject;
 use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
-use std::cell::RefCell;
+use std::cell::OnceCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
 use web_sys::{
@@ -87,7 +87,7 @@ pub(crate) struct Capture {
     context: Option<AudioContext>,
     source: Option<MediaStreamAudioSourceNode>,
     node: Option<AudioWorkletNode>,
-    _on_message: Option<Closure<dyn FnMut(MessageEvent)>>,
+    _on_message: Option<Closure<dyn FnMut(JsValue)>>,
 }
 
 async fn capture(
@@ -129,9 +129,10 @@ async fn capture(
     capture.source = Some(source.clone());
     let node = AudioWorkletNode::new_with_options(&context, PROCESSOR, &node_options(sample_rate))?;
     capture.node = Some(node.clone());
-    let on_message = Closure::new(move |event: MessageEvent| {
+    let on_message = Closure::new(move |event: JsValue| {
         // The worklet transfers each frame's buffer: this is its only reference.
-        if let Ok(frame) = event.data().dyn_into::<ArrayBuffer>() {
+        let data = event.dyn_ref::<MessageEvent>().map(MessageEvent::data);
+        if let Some(Ok(frame)) = data.map(JsCast::dyn_into::<ArrayBuffer>) {
             on_frame(Uint8Array::new(&frame).to_vec());
         }
     });
@@ -186,11 +187,11 @@ fn node_options(sample_rate: u32) -> AudioWorkletNodeOptions {
 
 thread_local! {
     /// The worklet's `blob:` URL, made once per page.
-    static BLOB_URL: RefCell<Option<String>> = const { RefCell::new(None) };
+    static BLOB_URL: OnceCell<String> = const { OnceCell::new() };
 }
 
 fn blob_url() -> Result<String, JsValue> {
-    if let Some(url) = BLOB_URL.with(|url| url.borrow().clone()) {
+    if let Some(url) = BLOB_URL.with(|url| url.get().cloned()) {
         return Ok(url);
     }
     let options = BlobPropertyBag::new();
@@ -199,7 +200,7 @@ fn blob_url() -> Result<String, JsValue> {
     let url = Url::create_object_url_with_blob(&Blob::new_with_str_sequence_and_options(
         &parts, &options,
     )?)?;
-    BLOB_URL.with(|cached| *cached.borrow_mut() = Some(url.clone()));
+    BLOB_URL.with(|cached| cached.set(url.clone()).ok());
     Ok(url)
 }
 

@@ -31,9 +31,9 @@ pub(super) fn make(api_key: String, api_url: &str, config: &JsValue) -> Result<F
         Object::try_assign(&body, config.unchecked_ref())?;
     }
     let body = JsValue::from(js_sys::JSON::stringify(&body)?);
-    let provision = Closure::<dyn FnMut(JsValue) -> Promise>::new(move |request: JsValue| {
+    let provision = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |request: JsValue| {
         let (endpoint, api_key, body) = (endpoint.clone(), api_key.clone(), body.clone());
-        future_to_promise(async move { post(&endpoint, &api_key, &body, &request).await })
+        future_to_promise(async move { post(&endpoint, &api_key, &body, &request).await }).into()
     });
     // Lives as long as the app holds the function.
     Ok(provision.into_js_value().unchecked_into())

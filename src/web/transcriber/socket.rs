@@ -1,6 +1,8 @@
-//! The transcriber's WebSocket as an RAII handle: a `web_sys::WebSocket` and the `Closure`s of its
-//! `open`, `message` and `close` handlers, which live exactly as long as the [`Socket`]. Dropping
-//! it clears the handlers first, so nothing more is reported from that socket, then closes it.
+//! The transcriber's WebSocket as an RAII handle: a `web_sys::WebSocket` and the `Closure` of its
+//! `open`, `message` and `close` handlers (one closure for the three, told apart by the event's
+//! class: one closure type less in the wasm), which lives exactly as long as the [`Socket`].
+//! Dropping it clears the handlers first, so nothing more is reported from that socket, then
+//! closes it.
 //!
 //! There is no `error` handler: a browser fires `close` right after every `error`, and `close`
 //! is what the core acts on (its code says how the socket ended).
@@ -25,9 +27,7 @@ pub(super) enum SocketEvent {
 /// An open (or opening) socket; closed, silently, when dropped.
 pub(super) struct Socket {
     socket: WebSocket,
-    _on_open: Closure<dyn FnMut()>,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_close: Closure<dyn FnMut(CloseEvent)>,
+    _on_event: Closure<dyn FnMut(JsValue)>,
 }
 
 /// `readyState` of an open socket (0 is connecting).
@@ -45,27 +45,22 @@ impl Socket {
     ) -> Option<Socket> {
         let socket = WebSocket::new(url).ok()?;
         socket.set_binary_type(BinaryType::Arraybuffer);
-        let on_event = std::rc::Rc::new(on_event);
-        let on_open = {
-            let on_event = on_event.clone();
-            Closure::new(move || on_event(SocketEvent::Open))
-        };
-        let on_message = {
-            let on_event = on_event.clone();
-            Closure::new(move |event: MessageEvent| {
-                on_event(read_message(&event.data(), max_message_bytes));
-            })
-        };
-        let on_close =
-            Closure::new(move |event: CloseEvent| on_event(SocketEvent::Close(event.code())));
-        socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
-        socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let handler = Closure::new(move |event: JsValue| {
+            on_event(if let Some(message) = event.dyn_ref::<MessageEvent>() {
+                read_message(&message.data(), max_message_bytes)
+            } else if let Some(close) = event.dyn_ref::<CloseEvent>() {
+                SocketEvent::Close(close.code())
+            } else {
+                SocketEvent::Open
+            });
+        });
+        let function = handler.as_ref().unchecked_ref();
+        socket.set_onopen(Some(function));
+        socket.set_onmessage(Some(function));
+        socket.set_onclose(Some(function));
         Some(Socket {
             socket,
-            _on_open: on_open,
-            _on_message: on_message,
-            _on_close: on_close,
+            _on_event: handler,
         })
     }
 
