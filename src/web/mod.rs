@@ -4,6 +4,7 @@
 //! shell performs them one at a time after releasing the core, so a callback may call back into
 //! the object that called it.
 
+#[cfg(feature = "voice")]
 mod audio;
 mod clock;
 pub mod controller;
@@ -12,19 +13,28 @@ mod convert;
 mod driver;
 mod glue;
 mod js_object;
+#[cfg(feature = "transcriber")]
 pub mod microphone;
+#[cfg(feature = "voice")]
 pub mod player;
+#[cfg(feature = "transcriber")]
 pub mod policy;
 mod report;
 pub mod routes;
+#[cfg(feature = "voice")]
 pub mod session;
 mod timer;
+#[cfg(feature = "transcriber")]
 pub mod transcriber;
 mod types;
 
 pub use controller::TurnController;
+#[cfg(feature = "voice")]
 pub use player::SpeechPlayer;
+#[cfg(feature = "transcriber")]
 pub use policy::ReconnectPolicy;
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
+#[cfg(feature = "voice")]
 pub use session::VoiceSession;
+#[cfg(feature = "transcriber")]
 pub use transcriber::{gladia_provisioner, LiveTranscriber};
