@@ -1,6 +1,6 @@
 //! LiveTranscriber under hostile conditions (issue 8), in headless Chrome and Firefox against the
 //! dev stack's mock Gladia live STT: dead URLs, ended sessions, provisioning that never ends or
-//! always throws, hostile provision results, a 64 MiB text frame, the microphone released on
+//! always throws, hostile provision results, a 64 MiB text frame, a text frame at `maxMessageBytes`, the microphone released on
 //! failure, `workletUrl`, and `free()` from every callback. The scenarios live in
 //! `tests/browser/transcriber_ends.js`. A suite of its own, so that a test page loads few modules
 //! at once (a page with many stalled the browsers here now and then).
@@ -40,6 +40,7 @@ scenarios! {
     always_throwing_provision_fails_after_max_provision_attempts => "alwaysThrowingProvisionFailsAfterMaxProvisionAttempts",
     hostile_provision_results_are_provisioning_failures => "hostileProvisionResultsAreProvisioningFailures",
     big_text_frame_is_skipped_counted_and_the_session_goes_on => "bigTextFrameIsSkippedCountedAndTheSessionGoesOn",
+    text_frame_at_the_bound_is_read_one_byte_over_is_skipped => "textFrameAtTheBoundIsReadOneByteOverIsSkipped",
     microphone_is_released_when_the_worklet_cannot_load => "microphoneIsReleasedWhenTheWorkletCannotLoad",
     worklet_url_loads_the_shipped_worklet_file => "workletUrlLoadsTheShippedWorkletFile",
     free_is_idempotent_and_safe_from_every_callback => "freeIsIdempotentAndSafeFromEveryCallback",

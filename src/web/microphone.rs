@@ -1,42 +1,53 @@
-//! Microphone capture (L5): `getUserMedia` + an `AudioWorklet` that mixes to mono, resamples to the
-//! transcriber's sample rate and hands over PCM16 frames of 20 ms (320 samples at 16 kHz).
+//! Microphone capture (L5): `getUserMedia` + an `AudioWorkletNode` that mixes to mono, resamples
+//! to the transcriber's sample rate and hands over PCM16 frames of 20 ms (320 samples at 16 kHz).
 //!
-//! The graph lives in `glue.js`, the worklet in `capture-worklet.js` (shipped as
-//! `pkg/capture-worklet.js` for pages whose CSP forbids `blob:` scripts); this file owns a running
-//! capture as an RAII handle: dropping a [`Capture`] stops its frames at once, disconnects the
-//! nodes, closes its `AudioContext`, and stops the tracks of a stream it opened itself (a stream
-//! the app passed in stays the app's to stop). Every failure on the way releases what was taken.
+//! The worklet processor is `capture-worklet.js` (it must be JavaScript: it runs on the audio
+//! thread), shipped as `pkg/capture-worklet.js`. By default its source becomes a `blob:` URL, so
+//! bundlers need no extra file; a page whose CSP `script-src` does not allow `blob:` passes
+//! `workletUrl`, a same-origin URL of that file, instead.
+//!
+//! A running capture is an RAII handle: dropping a [`Capture`] stops its frames at once,
+//! disconnects the nodes, closes its `AudioContext`, and stops the tracks of a stream it opened
+//! itself (a stream the app passed in stays the app's to stop). Every failure on the way drops
+//! what was built so far, and with it releases the microphone.
 
-use js_sys::{Function, Promise};
+use crate::web::js_object::JsObject;
+use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
+use std::cell::OnceCell;
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/web/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = isMediaStream)]
-    fn is_media_stream_js(value: &JsValue) -> bool;
-    #[wasm_bindgen(js_name = startCapture)]
-    fn start_capture(
-        stream: &JsValue,
-        target_rate: u32,
-        on_frame: &Function,
-        adopt: &JsValue,
-        worklet_url: &JsValue,
-        worklet_source: &str,
-        on_blocked: &JsValue,
-    ) -> Promise;
-    #[wasm_bindgen(js_name = stopCapture)]
-    fn stop_capture(capture: &JsValue);
-}
+use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
+use web_sys::{
+    AudioContext, AudioContextOptions, AudioContextState, AudioWorkletNode,
+    AudioWorkletNodeOptions, Blob, BlobPropertyBag, MediaStream, MediaStreamAudioSourceNode,
+    MediaStreamConstraints, MediaStreamTrack, MessageEvent, Url,
+};
 
 #[wasm_bindgen(module = "/src/web/capture-worklet.js")]
 extern "C" {
+    /// The worklet's source as a JS string (never copied into wasm).
     #[wasm_bindgen(js_name = captureWorkletSource)]
-    fn capture_worklet_source() -> String;
+    fn capture_worklet_source() -> JsValue;
 }
 
-/// Whether `value` is a `MediaStream`.
+#[wasm_bindgen]
+extern "C" {
+    /// `AudioContext` as the global names it when called: web-sys's binding resolves it once, at
+    /// module load, so a page (or a test) that wraps or replaces it later would not be seen.
+    #[wasm_bindgen(js_name = AudioContext)]
+    type CurrentAudioContext;
+    #[wasm_bindgen(constructor, catch, js_class = "AudioContext")]
+    fn new(options: &AudioContextOptions) -> Result<CurrentAudioContext, JsValue>;
+}
+
+/// The processor name `capture-worklet.js` registers.
+const PROCESSOR: &str = "turnguard-capture";
+
+/// Whether `value` is a `MediaStream` (false where there is none, as in a worker).
 pub(crate) fn is_media_stream(value: &JsValue) -> bool {
-    is_media_stream_js(value)
+    // `instanceof` a global that does not exist throws.
+    let defined = Reflect::get(&js_sys::global(), &JsValue::from_str("MediaStream"))
+        .is_ok_and(|constructor| constructor.is_function());
+    defined && value.is_instance_of::<MediaStream>()
 }
 
 /// Where the capture worklet comes from.
@@ -47,40 +58,203 @@ pub(crate) enum WorkletSource {
     Url(String),
 }
 
-/// Starts capturing `stream` (the default microphone when `undefined`); `on_frame(pcm: Int16Array)`
-/// gets every frame. Once it runs, `adopt` gets the [`Capture`]; its error rejects the promise, as
-/// does the browser's (e.g. `NotAllowedError` when the user refused the microphone). A worklet
-/// that cannot load rejects with turnguard's `worklet_blocked` error, handed to `on_blocked` first.
+/// Starts capturing `stream` (the default microphone when `undefined`); `on_frame` gets every
+/// frame as little-endian PCM16 bytes. Once it runs, `adopt` gets the [`Capture`]; its error
+/// rejects the promise, as does the browser's (e.g. `NotAllowedError` when the user refused the
+/// microphone). A worklet that cannot load rejects with turnguard's `worklet_blocked` error,
+/// handed to `on_blocked` first.
 pub(crate) fn start(
-    stream: &JsValue,
+    stream: JsValue,
     sample_rate: u32,
-    on_frame: &Function,
-    worklet: &WorkletSource,
+    worklet: WorkletSource,
+    on_frame: impl FnMut(Vec<u8>) + 'static,
     adopt: impl FnOnce(Capture) -> Result<(), JsValue> + 'static,
-    on_blocked: impl FnOnce(JsValue) + 'static,
+    on_blocked: impl FnOnce(&JsValue) + 'static,
 ) -> Promise {
-    let adopt = Closure::once_into_js(move |handle: JsValue| adopt(Capture(handle)));
-    let on_blocked = Closure::once_into_js(on_blocked);
-    let (url, source) = match worklet {
-        WorkletSource::Blob => (JsValue::UNDEFINED, capture_worklet_source()),
-        WorkletSource::Url(url) => (JsValue::from_str(url), String::new()),
-    };
-    start_capture(
-        stream,
-        sample_rate,
-        on_frame,
-        &adopt,
-        &url,
-        &source,
-        &on_blocked,
-    )
+    future_to_promise(async move {
+        let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked).await?;
+        // Dropping `capture` on the error path releases it.
+        adopt(capture)?;
+        Ok(JsValue::UNDEFINED)
+    })
 }
 
 /// A running capture; stopped when dropped.
-pub(crate) struct Capture(JsValue);
+pub(crate) struct Capture {
+    media: MediaStream,
+    /// Whether this capture opened `media` (and so stops its tracks).
+    owned: bool,
+    context: Option<AudioContext>,
+    source: Option<MediaStreamAudioSourceNode>,
+    node: Option<AudioWorkletNode>,
+    _on_message: Option<Closure<dyn FnMut(JsValue)>>,
+}
+
+async fn capture(
+    stream: JsValue,
+    sample_rate: u32,
+    worklet: &WorkletSource,
+    mut on_frame: impl FnMut(Vec<u8>) + 'static,
+    on_blocked: impl FnOnce(&JsValue),
+) -> Result<Capture, JsValue> {
+    let owned = stream.is_undefined();
+    let media = if owned {
+        open_microphone().await?
+    } else {
+        stream.unchecked_into()
+    };
+    // From here on, `?` drops `capture`, which releases what it holds.
+    let mut capture = Capture {
+        media,
+        owned,
+        context: None,
+        source: None,
+        node: None,
+        _on_message: None,
+    };
+    let options = AudioContextOptions::new();
+    options.set_latency_hint(&JsValue::from_str("interactive"));
+    let context: AudioContext = CurrentAudioContext::new(&options)?.unchecked_into();
+    capture.context = Some(context.clone());
+    let url = match worklet {
+        WorkletSource::Blob => blob_url()?,
+        WorkletSource::Url(url) => url.clone(),
+    };
+    if let Err(cause) = add_module(&context, &url).await {
+        let error = worklet_blocked(&url, matches!(worklet, WorkletSource::Blob), &cause);
+        on_blocked(&error);
+        return Err(error);
+    }
+    let source = context.create_media_stream_source(&capture.media)?;
+    capture.source = Some(source.clone());
+    let node = AudioWorkletNode::new_with_options(&context, PROCESSOR, &node_options(sample_rate))?;
+    capture.node = Some(node.clone());
+    let on_message = Closure::new(move |event: JsValue| {
+        // The worklet transfers each frame's buffer: this is its only reference.
+        let data = event.dyn_ref::<MessageEvent>().map(MessageEvent::data);
+        if let Some(Ok(frame)) = data.map(JsCast::dyn_into::<ArrayBuffer>) {
+            on_frame(Uint8Array::new(&frame).to_vec());
+        }
+    });
+    node.port()?
+        .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    capture._on_message = Some(on_message);
+    // Connected to the destination (it outputs silence) so every browser keeps pulling it.
+    source
+        .connect_with_audio_node(&node)?
+        .connect_with_audio_node(&context.destination())?;
+    if context.state() != AudioContextState::Running {
+        // Not awaited: without a user gesture, resume() may wait for one; frames flow once it runs.
+        settle_quietly(context.resume());
+    }
+    Ok(capture)
+}
+
+async fn open_microphone() -> Result<MediaStream, JsValue> {
+    let window = web_sys::window()
+        .ok_or_else(|| JsValue::from(js_sys::TypeError::new("getUserMedia needs a window")))?;
+    let constraints = MediaStreamConstraints::new();
+    let audio = JsObject::new()
+        .set("channelCount", 1)
+        .set("echoCancellation", true)
+        .set("noiseSuppression", true)
+        .set("autoGainControl", true)
+        .build();
+    constraints.set_audio(&audio);
+    let devices = window.navigator().media_devices()?;
+    let stream = JsFuture::from(devices.get_user_media_with_constraints(&constraints)?).await?;
+    Ok(stream.unchecked_into())
+}
+
+async fn add_module(context: &AudioContext, url: &str) -> Result<(), JsValue> {
+    JsFuture::from(context.audio_worklet()?.add_module(url)?).await?;
+    Ok(())
+}
+
+fn node_options(sample_rate: u32) -> AudioWorkletNodeOptions {
+    let options = AudioWorkletNodeOptions::new();
+    options.set_number_of_inputs(1);
+    options.set_number_of_outputs(1);
+    options.set_output_channel_count(&Array::of1(&JsValue::from(1)));
+    let frame_samples = (f64::from(sample_rate) / 50.0).round().max(1.0); // 20 ms
+    let processor = JsObject::new()
+        .set("targetRate", sample_rate)
+        .set("frameSamples", frame_samples)
+        .build();
+    options.set_processor_options(Some(processor.unchecked_ref()));
+    options
+}
+
+thread_local! {
+    /// The worklet's `blob:` URL, made once per page.
+    static BLOB_URL: OnceCell<String> = const { OnceCell::new() };
+}
+
+fn blob_url() -> Result<String, JsValue> {
+    if let Some(url) = BLOB_URL.with(|url| url.get().cloned()) {
+        return Ok(url);
+    }
+    let options = BlobPropertyBag::new();
+    options.set_type("text/javascript");
+    let parts = Array::of1(&capture_worklet_source());
+    let url = Url::create_object_url_with_blob(&Blob::new_with_str_sequence_and_options(
+        &parts, &options,
+    )?)?;
+    BLOB_URL.with(|cached| cached.set(url.clone()).ok());
+    Ok(url)
+}
+
+/// The error of a worklet that could not load: turnguard's own, naming CSP and the fix.
+fn worklet_blocked(url: &str, blob: bool, cause: &JsValue) -> JsValue {
+    let message = if blob {
+        "the microphone capture worklet could not load from a blob: URL: a Content-Security-Policy whose script-src does not allow blob: blocks it; allow blob: in script-src, or pass attachMicrophone(stream, { workletUrl }) naming a same-origin copy of turnguard's capture-worklet.js".to_owned()
+    } else {
+        format!("the microphone capture worklet could not load from {url}: check that the URL serves turnguard's capture-worklet.js as JavaScript and that the page's Content-Security-Policy script-src allows it")
+    };
+    let options = JsObject::new().set("cause", cause.clone()).build();
+    let error = js_sys::Error::new_with_options(&message, options.unchecked_ref());
+    error.set_name("WorkletBlockedError");
+    let error = JsValue::from(error);
+    let _ = Reflect::set(
+        &error,
+        &JsValue::from_str("code"),
+        &"worklet_blocked".into(),
+    );
+    let _ = Reflect::set(&error, &JsValue::from_str("terminal"), &JsValue::FALSE);
+    error
+}
+
+/// Lets a browser promise settle without an unhandled rejection (a `close()` or `resume()` whose
+/// outcome changes nothing here).
+fn settle_quietly(promise: Result<Promise, JsValue>) {
+    if let Ok(promise) = promise {
+        spawn_local(async move {
+            let _ = JsFuture::from(promise).await;
+        });
+    }
+}
 
 impl Drop for Capture {
+    /// Stops frames at once, disconnects, closes the context, and stops the tracks it opened.
     fn drop(&mut self) {
-        stop_capture(&self.0);
+        if let Some(node) = &self.node {
+            if let Ok(port) = node.port() {
+                port.set_onmessage(None);
+            }
+            let _ = node.disconnect();
+        }
+        if let Some(source) = &self.source {
+            let _ = source.disconnect();
+        }
+        if self.owned {
+            for track in self.media.get_tracks().iter() {
+                if let Ok(track) = track.dyn_into::<MediaStreamTrack>() {
+                    track.stop();
+                }
+            }
+        }
+        if let Some(context) = &self.context {
+            settle_quietly(context.close());
+        }
     }
 }

@@ -11,9 +11,12 @@
 //! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
 //! JSON reader.
 
+mod dev_provisioner;
 mod errors;
 mod io;
 mod options;
+mod provision;
+mod socket;
 
 pub use options::gladia_provisioner;
 
@@ -27,24 +30,11 @@ use crate::web::microphone::{self, Capture};
 use errors::{aborted, callback_error, dom_error, error_to_js, freed};
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
 use options::{parse_options, Callbacks};
+use socket::Socket;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
-
-#[wasm_bindgen(module = "/src/web/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = openSocket)]
-    fn open_socket(url: &str, id: u32, on_event: &Function, max_message_bytes: f64) -> JsValue;
-    #[wasm_bindgen(js_name = closeSocket)]
-    fn close_socket(socket: &JsValue);
-    #[wasm_bindgen(js_name = sendBytes)]
-    fn send_bytes(socket: &JsValue, bytes: &[u8]);
-    #[wasm_bindgen(js_name = sendText)]
-    fn send_text(socket: &JsValue, text: &str);
-    #[wasm_bindgen(js_name = callProvision)]
-    fn call_provision(provision: &Function, done: &JsValue) -> AbortController;
-}
 
 impl Machine for Transcriber {
     type Action = Action;
@@ -63,7 +53,7 @@ impl Machine for Transcriber {
 #[derive(Default)]
 struct Io {
     /// The current socket; events of any other are ignored.
-    socket: Option<JsValue>,
+    socket: Option<Socket>,
     socket_id: u32,
     /// The `provision()` call whose result counts, and its abort.
     provision_id: u32,
@@ -85,11 +75,7 @@ struct Shared {
     callbacks: Callbacks,
     sample_rate: u32,
     io: RefCell<Io>,
-    /// `(socket id, kind, value)` from every socket: made once, shared by all of them.
-    on_socket_event: Closure<dyn FnMut(u32, u32, JsValue)>,
-    /// One microphone frame.
-    on_frame: Closure<dyn FnMut(JsValue)>,
-    /// Longest server text message read, in UTF-8 bytes (checked on the JS side).
+    /// Longest server text message read, in UTF-8 bytes (checked before any copy into wasm).
     max_message_bytes: f64,
 }
 
@@ -112,26 +98,12 @@ impl LiveTranscriber {
         #[wasm_bindgen(unchecked_param_type = "LiveTranscriberOptions")] options: JsValue,
     ) -> Result<LiveTranscriber, JsValue> {
         let (config, callbacks) = parse_options(&options)?;
-        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
-            let on_event = weak.clone();
-            let on_frame = weak.clone();
-            Shared {
-                sample_rate: config.sample_rate,
-                max_message_bytes: config.max_message_bytes as f64,
-                driver: Driver::new(Transcriber::new(config), weak),
-                callbacks,
-                io: RefCell::new(Io::default()),
-                on_socket_event: Closure::new(move |id: u32, kind: u32, value: JsValue| {
-                    if let Some(shared) = on_event.upgrade() {
-                        shared.on_socket_event(id, kind, &value);
-                    }
-                }),
-                on_frame: Closure::new(move |pcm: JsValue| {
-                    if let (Some(shared), Ok(pcm)) = (on_frame.upgrade(), pcm.dyn_into()) {
-                        shared.push_audio(&pcm);
-                    }
-                }),
-            }
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| Shared {
+            sample_rate: config.sample_rate,
+            max_message_bytes: config.max_message_bytes as f64,
+            driver: Driver::new(Transcriber::new(config), weak),
+            callbacks,
+            io: RefCell::new(Io::default()),
         });
         Ok(LiveTranscriber {
             shared: Handle::new(shared),
@@ -206,12 +178,16 @@ impl LiveTranscriber {
         };
         let weak = Rc::downgrade(shared);
         let on_blocked = Rc::downgrade(shared);
-        let on_frame = shared.on_frame.as_ref().unchecked_ref();
+        let on_frame = Rc::downgrade(shared);
         microphone::start(
-            &stream,
+            stream,
             shared.sample_rate,
-            on_frame,
-            &worklet,
+            worklet,
+            move |bytes| {
+                if let Some(shared) = on_frame.upgrade() {
+                    shared.push_bytes(bytes);
+                }
+            },
             move |capture| {
                 // Dropping `capture` on any error path stops it.
                 match weak.upgrade() {
@@ -221,7 +197,7 @@ impl LiveTranscriber {
             },
             move |error| {
                 if let Some(shared) = on_blocked.upgrade() {
-                    shared.call1(&shared.callbacks.on_error, "onError", &error);
+                    shared.call1(&shared.callbacks.on_error, "onError", error);
                 }
             },
         )
@@ -393,12 +369,12 @@ impl Shared {
             }
             Action::Send(bytes) => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    send_bytes(socket, &bytes);
+                    socket.send_bytes(&bytes);
                 }
             }
             Action::SendStopRecording => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    send_text(socket, STOP_RECORDING);
+                    socket.send_text(STOP_RECORDING);
                 }
             }
             Action::Close => self.close_socket(),
@@ -435,6 +411,11 @@ impl Shared {
             pcm.byte_length(),
         )
         .to_vec();
+        self.push_bytes(bytes);
+    }
+
+    /// One frame as PCM16 little-endian bytes.
+    fn push_bytes(self: &Rc<Self>, bytes: Vec<u8>) {
         driver::input(self, |core, now| core.send_audio(bytes, now));
     }
 

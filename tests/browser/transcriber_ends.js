@@ -261,6 +261,34 @@ const scenarios = {
     await stillServes(devstack, make);
   },
 
+  async textFrameAtTheBoundIsReadOneByteOverIsSkipped({ devstack, make }) {
+    // 2000 bytes: within a third of the bound in UTF-16 units, so its UTF-8 size is measured.
+    const bytes = 2000;
+    const head = '{"type":"transcript","session_id":"","data":{"is_final":true,"utterance":{"text":"';
+    for (const [maxMessageBytes, read] of [[bytes, true], [bytes - 1, false]]) {
+      const app = backend(devstack, "big_frame", `?bigFrameBytes=${bytes}`);
+      const events = recorder();
+      const transcriber = make({ provision: app.provision, policy: FAST, maxMessageBytes, ...events });
+      await transcriber.start();
+      const id = app.sessions[0];
+      await until(async () => (await sessionStats(devstack, id)).bigFrames === 1, 3000, "the server sent it");
+      const label = `maxMessageBytes ${maxMessageBytes}`;
+      if (read) {
+        await until(() => events.log.finals.length === 1, 3000, `${label}: the frame's final`);
+        const [text] = events.log.finals[0];
+        // The filler is what the frame holds besides its JSON around the text (the id included).
+        assertEq([/^x+$/.test(text), text.length], [true, bytes - head.length - id.length - 4], `${label}: read whole`);
+        assertEq(transcriber.stats.malformedMessages, 0, `${label}: not malformed`);
+      } else {
+        await until(() => transcriber.stats.malformedMessages === 1, 3000, `${label}: skipped as malformed`);
+        assertEq(events.log.finals, [], `${label}: no final`);
+      }
+      await transcriber.stop();
+      transcriber.free();
+    }
+    await stillServes(devstack, make);
+  },
+
   async microphoneIsReleasedWhenTheWorkletCannotLoad({ devstack, make }) {
     const microphones = recordMicrophones();
     try {

@@ -85,7 +85,9 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
   // glue imports, its declarations, its wasm and its Node entry.
   const entry = (dir) => {
     const glue = readFileSync(`${REPO}pkg/${dir}turnguard.js`, "utf8");
-    const snippets = [...glue.matchAll(/from '\.\/(snippets\/[^']+)'/g)].map((match) => `${dir}${match[1]}`);
+    // wasm-bindgen writes `import { f } from '…'` for imports behind a shim and
+    // `import * as importN from "…"` for ones the wasm calls directly.
+    const snippets = [...glue.matchAll(/from ['"]\.\/(snippets\/[^'"]+)['"]/g)].map((match) => `${dir}${match[1]}`);
     assert.ok(snippets.some((snippet) => snippet.endsWith("/src/web/glue.js")), `${dir || "the root"} glue imports its JS snippet`);
     return [...new Set(snippets), ...["node.js", "turnguard.d.ts", "turnguard.js", "turnguard_bg.wasm"].map((file) => `${dir}${file}`)];
   };

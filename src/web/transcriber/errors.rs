@@ -2,26 +2,15 @@
 //! a throwing callback's, and the `DOMException`s of promises it rejects.
 
 use crate::core::transcriber::TranscriberError;
+use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
+use web_sys::DomException;
 
-#[wasm_bindgen(module = "/src/web/glue.js")]
-extern "C" {
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(js_name = transcriberError)]
-    pub(super) fn transcriber_error(
-        code: &str,
-        message: &str,
-        terminal: bool,
-        status: u16,
-        frames: f64,
-        ms: f64,
-        total_frames: f64,
-        attempts: u32,
-    ) -> JsValue;
-    #[wasm_bindgen(js_name = transcriberCallbackError)]
-    pub(super) fn callback_error(callback: &str, cause: &JsValue) -> JsValue;
-    #[wasm_bindgen(js_name = domError)]
-    pub(super) fn dom_error(name: &str, message: &str) -> JsValue;
+/// A `DOMException` named `name`.
+pub(super) fn dom_error(name: &str, message: &str) -> JsValue {
+    // The constructor cannot fail for a string name; a plain `Error` stands in if it ever does.
+    DomException::new_with_message_and_name(message, name)
+        .map_or_else(|_| js_sys::Error::new(message).into(), JsValue::from)
 }
 
 pub(super) fn aborted() -> JsValue {
@@ -32,25 +21,60 @@ pub(super) fn freed() -> JsValue {
     dom_error("InvalidStateError", "the LiveTranscriber was freed")
 }
 
+/// What `onError` gets: an `Error` with `code`, `terminal`, and the fields of its kind.
 pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
-    let (status, frames, ms, total, attempts) = match *error {
+    let js = coded_error(&error.to_string(), None, error.code(), error.is_terminal());
+    let set = |key: &str, value: f64| set(&js, key, &value.into());
+    match *error {
         TranscriberError::AudioDropped {
             frames,
             ms,
             total_frames,
-        } => (0, frames, ms, total_frames, 0),
-        TranscriberError::ProvisionRejected { status } => (status, 0, 0, 0, 0),
-        TranscriberError::ProvisionExhausted { attempts } => (0, 0, 0, 0, attempts),
-        _ => (0, 0, 0, 0, 0),
+        } => {
+            set("frames", frames as f64);
+            set("ms", ms as f64);
+            set("totalFrames", total_frames as f64);
+        }
+        TranscriberError::ProvisionRejected { status } if status > 0 => {
+            set("status", f64::from(status));
+        }
+        TranscriberError::ProvisionExhausted { attempts } if attempts > 0 => {
+            set("attempts", f64::from(attempts));
+        }
+        _ => {}
+    }
+    js
+}
+
+/// The error `onError` gets when the app's `callback` threw `cause`.
+pub(super) fn callback_error(callback: &str, cause: &JsValue) -> JsValue {
+    let error = coded_error(
+        &format!("{callback} threw"),
+        Some(cause),
+        "callback_error",
+        false,
+    );
+    set(&error, "callback", &callback.into());
+    error
+}
+
+/// A real `Error` (with a stack) carrying turnguard's `code` and `terminal`, and `cause` if any.
+fn coded_error(message: &str, cause: Option<&JsValue>, code: &str, terminal: bool) -> JsValue {
+    let error = match cause {
+        Some(cause) => {
+            let options = js_sys::Object::new();
+            set(&options, "cause", cause);
+            js_sys::Error::new_with_options(message, &options)
+        }
+        None => js_sys::Error::new(message),
     };
-    transcriber_error(
-        error.code(),
-        &error.to_string(),
-        error.is_terminal(),
-        status,
-        frames as f64,
-        ms as f64,
-        total as f64,
-        attempts,
-    )
+    let error = JsValue::from(error);
+    set(&error, "code", &code.into());
+    set(&error, "terminal", &terminal.into());
+    error
+}
+
+/// Setting a property of an object made here cannot fail.
+fn set(object: &JsValue, key: &str, value: &JsValue) {
+    let _ = Reflect::set(object, &JsValue::from_str(key), value);
 }

@@ -2,10 +2,13 @@
 //! WebSocket (one current socket; events of any other are ignored). Each result goes to the core
 //! through the driver.
 
-use super::{call_provision, close_socket, open_socket, Shared};
+use super::provision::{self, Provisioned};
+use super::socket::{Socket, SocketEvent};
+use super::Shared;
 use crate::web::driver;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+use web_sys::AbortController;
 
 impl Shared {
     pub(super) fn provision(self: &Rc<Self>) {
@@ -14,37 +17,48 @@ impl Shared {
             io.provision_id = io.provision_id.wrapping_add(1);
             io.provision_id
         };
-        let weak = Rc::downgrade(self);
-        let done = Closure::once_into_js(move |url: String, session_id: JsValue, status: i32| {
-            if let Some(shared) = weak.upgrade() {
-                shared.on_provision_settled(id, &url, session_id, status);
-            }
-        });
+        // `AbortController` exists wherever `WebSocket` does; without one, provision() gets no signal.
+        let abort = AbortController::new().ok();
+        let signal = abort
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, |abort| abort.signal().into());
         // The app's code runs here: no borrow is held.
-        let abort = call_provision(&self.callbacks.provision, &done);
+        let settled = provision::call(&self.callbacks.provision, &signal);
         let current = self.io.borrow().provision_id == id;
         if current {
-            self.io.borrow_mut().provision_abort = Some(abort);
-        } else {
+            self.io.borrow_mut().provision_abort = abort;
+        } else if let Some(abort) = abort {
             abort.abort(); // stopped from inside provision()
         }
+        let weak = Rc::downgrade(self);
+        wasm_bindgen_futures::spawn_local(async move {
+            let outcome = provision::outcome(settled).await;
+            if let Some(shared) = weak.upgrade() {
+                shared.on_provision_settled(id, outcome);
+            }
+        });
     }
 
-    fn on_provision_settled(self: &Rc<Self>, id: u32, url: &str, session_id: JsValue, status: i32) {
+    fn on_provision_settled(self: &Rc<Self>, id: u32, outcome: Provisioned) {
         {
             let mut io = self.io.borrow_mut();
-            if io.provision_id != id || io.provision_abort.take().is_none() {
-                return;
+            if io.provision_id != id {
+                return; // aborted, timed out or superseded: its result no longer counts
             }
-            if status < 0 {
-                io.session_id = session_id;
+            // Settled: a later stop has nothing to abort.
+            io.provision_id = io.provision_id.wrapping_add(1);
+            io.provision_abort = None;
+            if let Provisioned::Session { id, .. } = &outcome {
+                io.session_id = id.clone();
             }
         }
-        if status < 0 {
-            driver::input(self, |core, now| core.on_provisioned(url, now));
-        } else {
-            let status = u16::try_from(status).unwrap_or(0);
-            driver::input(self, |core, now| core.on_provision_failed(status, now));
+        match outcome {
+            Provisioned::Session { url, .. } => {
+                driver::input(self, |core, now| core.on_provisioned(&url, now));
+            }
+            Provisioned::Failed { status } => {
+                driver::input(self, |core, now| core.on_provision_failed(status, now));
+            }
         }
     }
 
@@ -67,50 +81,46 @@ impl Shared {
             io.socket_id = io.socket_id.wrapping_add(1);
             io.socket_id
         };
-        let socket = open_socket(
-            url,
-            id,
-            self.on_socket_event.as_ref().unchecked_ref(),
-            self.max_message_bytes,
-        );
-        if socket.is_null() {
-            // Inside a pump: what this queues is performed by the running pump.
-            let _ = self.driver.update(|core, now| core.on_connect_error(now));
-        } else {
-            self.io.borrow_mut().socket = Some(socket);
+        let weak = Rc::downgrade(self);
+        let socket = Socket::open(url, self.max_message_bytes, move |event| {
+            if let Some(shared) = weak.upgrade() {
+                shared.on_socket_event(id, event);
+            }
+        });
+        match socket {
+            Some(socket) => self.io.borrow_mut().socket = Some(socket),
+            // A URL the browser refuses. Inside a pump: what this queues is performed by the
+            // running pump.
+            None => {
+                let _ = self.driver.update(|core, now| core.on_connect_error(now));
+            }
         }
     }
 
     pub(super) fn close_socket(&self) {
         let socket = self.io.borrow_mut().socket.take();
-        if let Some(socket) = socket {
-            close_socket(&socket);
-        }
+        drop(socket); // closes it, outside the borrow
     }
 
-    pub(super) fn on_socket_event(self: &Rc<Self>, id: u32, kind: u32, value: &JsValue) {
-        {
+    fn on_socket_event(self: &Rc<Self>, id: u32, event: SocketEvent) {
+        let closed = {
             let mut io = self.io.borrow_mut();
             if io.socket_id != id || io.socket.is_none() {
                 return;
             }
-            if kind == 1 {
-                io.socket = None;
+            match event {
+                SocketEvent::Close(_) => io.socket.take(),
+                _ => None,
             }
-        }
-        let text = if kind == 2 { value.as_string() } else { None };
-        let code = value
-            .as_f64()
-            .filter(|code| (0.0..=65_535.0).contains(code))
-            .map_or(1006, |code| code as u16);
-        driver::input(self, |core, now| match kind {
-            0 => core.on_open(now),
-            1 => core.on_close(code, now),
-            3 => core.on_oversize_message(now),
-            _ => match &text {
-                Some(text) => core.on_text(text, now),
-                None => core.on_binary_message(now),
-            },
+        };
+        // A closed socket's handlers are cleared now (this one finishes; its closure is freed after).
+        drop(closed);
+        driver::input(self, |core, now| match &event {
+            SocketEvent::Open => core.on_open(now),
+            SocketEvent::Close(code) => core.on_close(*code, now),
+            SocketEvent::Oversize => core.on_oversize_message(now),
+            SocketEvent::Text(text) => core.on_text(text, now),
+            SocketEvent::Binary => core.on_binary_message(now),
         });
     }
 }

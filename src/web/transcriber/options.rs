@@ -9,12 +9,6 @@ use crate::web::policy::parse_reconnect_config;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/web/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = makeGladiaProvisioner)]
-    fn make_gladia_provisioner(api_key: &str, api_url: &str, config: &JsValue) -> Function;
-}
-
 /// The app's callbacks.
 pub(super) struct Callbacks {
     pub(super) provision: Function,
@@ -131,7 +125,7 @@ pub fn gladia_provisioner(
     if !config.is_undefined() && !config.is_object() {
         return Err(type_error("options.config must be an object"));
     }
-    Ok(make_gladia_provisioner(&api_key, &api_url, &config))
+    super::dev_provisioner::make(api_key, &api_url, &config)
 }
 
 #[wasm_bindgen(typescript_custom_section)]

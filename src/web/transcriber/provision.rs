@@ -1,0 +1,78 @@
+//! Calling the app's `provision({ signal })` (L1, L7) so that nothing it does can throw out of
+//! the transcriber: a `provision` that throws, a result whose `then` getter or `then` throws, a
+//! result whose `url`/`id` getters throw, a rejection whose `status` getter throws — each is a
+//! provisioning failure without an HTTP status.
+
+use crate::web::js_object::JsObject;
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+/// How a `provision()` call ended.
+pub(super) enum Provisioned {
+    /// The session: its URL (empty when the result had none) and its `id` (a string or
+    /// `undefined`).
+    Session { url: String, id: JsValue },
+    /// A failure with the HTTP status of the rejection, or 0 (network, timeout, a throw).
+    Failed { status: u16 },
+}
+
+/// Calls `provision({ signal })` now (the caller holds no borrow) and gives a promise of what it
+/// gave, which [`outcome`] reads. Never throws.
+pub(super) fn call(provision: &Function, signal: &JsValue) -> Promise {
+    let request = JsObject::new().set("signal", signal.clone()).build();
+    // `resolve` adopts a thenable through its `then` and turns a throwing `then` getter (or a
+    // `then` that throws) into a rejection; `Promise.resolve` would read `constructor` of a real
+    // promise unguarded.
+    Promise::new(&mut |resolve, reject| {
+        let _ = match provision.call1(&JsValue::UNDEFINED, &request) {
+            Ok(session) => resolve.call1(&JsValue::UNDEFINED, &session),
+            Err(error) => reject.call1(&JsValue::UNDEFINED, &error),
+        };
+    })
+}
+
+/// How the call settled: reads the session's `url` and `id`, or the rejection's `status`.
+pub(super) async fn outcome(settled: Promise) -> Provisioned {
+    match JsFuture::from(settled).await {
+        Ok(session) => session_of(&session),
+        Err(error) => Provisioned::Failed {
+            status: status_of(&error),
+        },
+    }
+}
+
+/// `url` and `id` of what `provision()` resolved to; a getter that throws is a failure.
+fn session_of(session: &JsValue) -> Provisioned {
+    let fields = read(session, "url").and_then(|url| Ok((url, read(session, "id")?)));
+    let Ok((url, id)) = fields else {
+        return Provisioned::Failed { status: 0 };
+    };
+    Provisioned::Session {
+        url: url.as_string().unwrap_or_default(),
+        id: if id.is_string() {
+            id
+        } else {
+            JsValue::UNDEFINED
+        },
+    }
+}
+
+/// The HTTP status a rejection carries: a whole `status` from 100 to 599, else 0.
+fn status_of(error: &JsValue) -> u16 {
+    read(error, "status")
+        .ok()
+        .and_then(|status| status.as_f64())
+        .filter(|status| status.fract() == 0.0 && (100.0..=599.0).contains(status))
+        .map_or(0, |status| status as u16)
+}
+
+/// `value[key]` as `value?.[key]` reads it: `undefined` for `null`, `undefined` and primitives
+/// (whose properties the protocol never uses); `Err` when a getter or proxy throws.
+fn read(value: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    if value.is_object() || value.is_function() {
+        Reflect::get(value, &JsValue::from_str(key))
+    } else {
+        Ok(JsValue::UNDEFINED)
+    }
+}
