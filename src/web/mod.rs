@@ -4,7 +4,9 @@
 //! shell performs them one at a time after releasing the core, so a callback may call back into
 //! the object that called it.
 
+mod answer_stream;
 mod audio;
+mod chat_request;
 mod clock;
 pub mod controller;
 mod controller_options;
