@@ -2,7 +2,6 @@
 //! global `fetch` with the attempt's `AbortSignal`, its body handed on as a stream of text.
 
 use crate::web::answer_stream::{discard, text_stream};
-use crate::web::convert::type_error;
 use crate::web::js_object::JsObject;
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
@@ -17,6 +16,9 @@ extern "C" {
     // `Object.assign` as a `catch` binding: an app object's getter may throw.
     #[wasm_bindgen(catch, js_namespace = Object, js_name = assign)]
     fn assign(target: &Object, source: &JsValue) -> Result<Object, JsValue>;
+    // `messages.push(...history)`: any iterable, and a throwing one is an error, not a trap.
+    #[wasm_bindgen(catch, variadic, js_namespace = ["Array", "prototype", "push"], js_name = call)]
+    fn push_each(messages: &Array, items: &JsValue) -> Result<u32, JsValue>;
 }
 
 /// What `openAiCompatibleRoute` was configured with, kept as JS values: nothing is copied into
@@ -72,11 +74,7 @@ fn messages(spec: &ChatSpec, input: &JsValue, history: &JsValue) -> Result<Array
         messages.push(&message("system", prompt));
     }
     if history.is_truthy() {
-        let items = js_sys::try_iter(history)?
-            .ok_or_else(|| type_error("request.history must be iterable"))?;
-        for item in items {
-            messages.push(&item?);
-        }
+        push_each(&messages, history)?;
     }
     messages.push(&message("user", input));
     Ok(messages)
