@@ -3,11 +3,11 @@
 // nothing here asserts a time. `BENCH_TINY=1` (what `npm test` runs) uses tiny sizes, so the
 // bench never rots, and writes no results.
 
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { gzipSync } from "node:zlib";
 import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
+import { ENTRIES, entrySize } from "../scripts/size.mjs";
 import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
@@ -15,22 +15,14 @@ const SOAK_TURNS = Number(process.env.BENCH_SOAK_TURNS ?? (tiny ? 2000 : 100_000
 const READY_RUNS = tiny ? 2 : 7;
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 
-/** Gzipped bytes of every file under `dir` whose name passes `keep`. */
-function gzipped(dir, keep) {
-  let total = 0;
-  for (const name of readdirSync(dir)) {
-    const file = path.join(dir, name);
-    if (statSync(file).isDirectory()) total += gzipped(file, keep);
-    else if (keep(name)) total += gzipSync(readFileSync(file), { level: 9 }).length;
-  }
-  return total;
-}
-
+/** Gzipped bytes per entry point: its wasm and every JS file a page loads for it. */
 function sizes() {
-  const pkg = path.join(root, "pkg");
-  const wasm = gzipped(pkg, (name) => name.endsWith(".wasm"));
-  const js = gzipped(pkg, (name) => name.endsWith(".js"));
-  return { wasmGz: wasm, jsGz: js, totalGz: wasm + js };
+  return Object.fromEntries(
+    Object.entries(ENTRIES).map(([entry, dir]) => {
+      const { wasm, js, total } = entrySize(dir);
+      return [entry, { wasmGz: wasm, jsGz: js, totalGz: total }];
+    }),
+  );
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -84,8 +76,12 @@ const us = (ms) => `${(ms * 1000).toFixed(1)} µs`;
 const range = (s, unit) => `${unit(s.median)} (${unit(s.min)}–${unit(s.max)})`;
 const x = (s) => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 const r = results;
+const SIZE_TARGETS = { turnguard: "≤ 50 KB total", "turnguard/controller": "≤ 30 KB total" };
 const rows = [
-  ["size: wasm / JS / total, gzipped", `${kib(r.size.wasmGz)} / ${kib(r.size.jsGz)} / ${kib(r.size.totalGz)}`, "≤ 50 KiB total (issue 11)"],
+  ...Object.entries(SIZE_TARGETS).map(([entry, target]) => {
+    const size = r.size[entry];
+    return [`size, ${entry}: wasm / JS / total, gzipped`, `${kib(size.wasmGz)} / ${kib(size.jsGz)} / ${kib(size.totalGz)}`, target];
+  }),
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
 ];
 for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.settings.inFlight} in flight`]]) {

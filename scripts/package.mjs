@@ -72,9 +72,13 @@ function manifest(source) {
   return out;
 }
 
-const declarations = new URL("turnguard.d.ts", pkg);
-writeFileSync(declarations, fixDeclarations(read(declarations)));
-copyFileSync(new URL("js/node.js", root), new URL("node.js", pkg));
+// Each entry point ("turnguard", "turnguard/controller") is a wasm-bindgen build with its own
+// declarations and Node entry.
+for (const dir of ["", "controller/"]) {
+  const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
+  writeFileSync(declarations, fixDeclarations(read(declarations)));
+  copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));
+}
 const source = JSON.parse(read(new URL("package.json", root)));
 for (const file of source.files) {
   if (!file.startsWith("pkg/")) copyFileSync(new URL(file, root), new URL(file, pkg));

@@ -1,13 +1,33 @@
-// Prints the gzipped size of what a page downloads: the wasm and the JS glue.
-import { readFileSync } from "node:fs";
+// Prints the gzipped size of what a page downloads for each entry point: its wasm and every JS
+// file it loads (the wasm-bindgen glue and the snippets it imports).
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 
-const files = ["pkg/turnguard_bg.wasm", "pkg/turnguard.js"];
-let total = 0;
-for (const file of files) {
-  const bytes = readFileSync(new URL(`../${file}`, import.meta.url));
-  const gzipped = gzipSync(bytes, { level: 9 }).length;
-  total += gzipped;
-  console.log(`size: ${file} ${bytes.length} B, ${gzipped} B gzipped`);
+const root = new URL("../pkg/", import.meta.url);
+
+/** The `.js` files under `dir` (the glue's snippets), recursively. */
+function scripts(dir) {
+  return readdirSync(new URL(dir, root)).flatMap((name) => {
+    const path = `${dir}${name}`;
+    if (statSync(new URL(path, root)).isDirectory()) return scripts(`${path}/`);
+    return name.endsWith(".js") ? [path] : [];
+  });
 }
-console.log(`size: wasm + glue ${(total / 1024).toFixed(1)} KiB gzipped`);
+
+/** `{ wasm, js, total }` gzipped bytes of the entry built into pkg/`dir`. */
+export function entrySize(dir = "") {
+  const gz = (path) => gzipSync(readFileSync(new URL(path, root)), { level: 9 }).length;
+  const wasm = gz(`${dir}turnguard_bg.wasm`);
+  const js = [`${dir}turnguard.js`, ...scripts(`${dir}snippets/`)].reduce((sum, path) => sum + gz(path), 0);
+  return { wasm, js, total: wasm + js };
+}
+
+export const ENTRIES = { turnguard: "", "turnguard/controller": "controller/" };
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+  for (const [entry, dir] of Object.entries(ENTRIES)) {
+    const { wasm, js, total } = entrySize(dir);
+    console.log(`size: ${entry}: wasm ${kib(wasm)} + JS ${kib(js)} = ${kib(total)} gzipped`);
+  }
+}

@@ -35,10 +35,14 @@ use crate::core::record::{
 };
 use crate::core::time::Millis;
 use delivery::Delivery;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::rc::Rc;
+use wakeups::Wakeups;
 
 mod attempts;
 mod delivery;
+mod wakeups;
 
 pub use crate::core::turn_config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
 pub use crate::core::turn_output::{Action, Event};
@@ -46,6 +50,8 @@ pub use crate::core::turn_output::{Action, Event};
 /// A running turn and its timers.
 #[derive(Debug)]
 struct ActiveTurn {
+    /// The turn id, shared with its filings in `TurnLadder::wakeups`.
+    id: Rc<str>,
     record: TurnRecord,
     /// When the running, uncommitted attempt times out; `None` when no such attempt runs.
     attempt_deadline: Option<Millis>,
@@ -53,7 +59,7 @@ struct ActiveTurn {
     delivery: Option<Delivery>,
     /// Start order, the tie-break among turns due at the same time.
     seq: u64,
-    /// The time this turn is filed under in `TurnLadder::wakeups`.
+    /// The time of this turn's current filing in `TurnLadder::wakeups`.
     scheduled: Option<Millis>,
 }
 
@@ -85,19 +91,19 @@ impl ActiveTurn {
 #[derive(Debug)]
 pub struct TurnLadder {
     config: TurnConfig,
-    /// Running turns, ordered by id so that simultaneous timeouts resolve deterministically.
-    active: BTreeMap<String, ActiveTurn>,
+    /// Running turns.
+    active: FxHashMap<String, ActiveTurn>,
     /// Settled records kept for `turn` and for idempotent starts.
-    settled: HashMap<String, TurnRecord>,
+    settled: FxHashMap<String, TurnRecord>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
     settled_order: VecDeque<String>,
     history: History,
     session_budget: SessionBudget,
     retry_budget: RetryBudget,
     actions: VecDeque<Action>,
-    /// Running turns by when they next need `handle_timeout`: one entry per running turn, so the
-    /// next wake-up and the due turns are found without a scan over every running turn.
-    wakeups: BTreeMap<(Millis, u64), String>,
+    /// Running turns by when they next need `handle_timeout`, so the next wake-up and the due
+    /// turns are found without a scan over every running turn.
+    wakeups: Wakeups,
     next_seq: u64,
 }
 
@@ -109,11 +115,11 @@ impl TurnLadder {
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
             history: History::new(config.history_limit, config.history_max_chars),
             config,
-            active: BTreeMap::new(),
-            settled: HashMap::new(),
+            active: FxHashMap::default(),
+            settled: FxHashMap::default(),
             settled_order: VecDeque::new(),
             actions: VecDeque::new(),
-            wakeups: BTreeMap::new(),
+            wakeups: Wakeups::default(),
             next_seq: 0,
         }
     }
@@ -225,6 +231,7 @@ impl TurnLadder {
         self.active.insert(
             turn_id.to_owned(),
             ActiveTurn {
+                id: Rc::from(turn_id),
                 record,
                 attempt_deadline: None,
                 delivery: None,
@@ -389,8 +396,14 @@ impl TurnLadder {
 
     /// Interrupts every running turn (the controller is going away).
     pub fn interrupt_all(&mut self, now: Millis) {
-        let running: Vec<String> = self.active.keys().cloned().collect();
-        for turn_id in running {
+        // Oldest first, as they started.
+        let mut running: Vec<(u64, Rc<str>)> = self
+            .active
+            .values()
+            .map(|turn| (turn.seq, turn.id.clone()))
+            .collect();
+        running.sort_unstable_by_key(|(seq, _)| *seq);
+        for (_, turn_id) in running {
             self.interrupt(&turn_id, now);
         }
     }
@@ -398,16 +411,14 @@ impl TurnLadder {
     /// Fires every timer that is due at `now`. Early or repeated calls are harmless.
     pub fn handle_timeout(&mut self, now: Millis) {
         let mut due = Vec::new();
-        while let Some(entry) = self.wakeups.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            due.push(entry.remove());
-        }
-        for turn_id in due {
-            if let Some(turn) = self.active.get_mut(&turn_id) {
+        while let Some(turn_id) = self.wakeups.pop_due(now, is_filed(&self.active)) {
+            // Unfiled at once: a turn filed twice under the same time comes out once.
+            if let Some(turn) = self.active.get_mut(&*turn_id) {
                 turn.scheduled = None;
             }
+            due.push(turn_id);
+        }
+        for turn_id in due {
             self.expire(&turn_id, now);
             self.reschedule(&turn_id);
         }
@@ -416,7 +427,7 @@ impl TurnLadder {
     /// When `handle_timeout` must be called next, if any timer is armed.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
-        self.wakeups.first_key_value().map(|(&(at, _), _)| at)
+        self.wakeups.next()
     }
 
     fn reschedule_request(&mut self, request_id: &str) {
@@ -434,13 +445,15 @@ impl TurnLadder {
         if turn.scheduled == Some(next) {
             return;
         }
-        let filed = turn
-            .scheduled
-            .take()
-            .and_then(|at| self.wakeups.remove(&(at, turn.seq)));
-        let id = filed.unwrap_or_else(|| turn_id.to_owned());
-        self.wakeups.insert((next, turn.seq), id);
+        self.wakeups.file(next, turn.seq, turn.id.clone());
         turn.scheduled = Some(next);
+        self.prune_wakeups();
+    }
+
+    /// Drops filings of turns that moved or settled (see `Wakeups::prune`).
+    fn prune_wakeups(&mut self) {
+        let active = &self.active;
+        self.wakeups.prune(active.len(), is_filed(active));
     }
 
     /// The next thing the shell must do, in order. Call until `None`: settled records beyond
@@ -478,9 +491,7 @@ impl TurnLadder {
         let Some(mut turn) = self.active.remove(turn_id) else {
             return;
         };
-        if let Some(at) = turn.scheduled {
-            self.wakeups.remove(&(at, turn.seq));
-        }
+        self.prune_wakeups();
         turn.record.status = status;
         self.actions
             .push_back(Action::Settled(Box::new(turn.record.clone())));
@@ -509,4 +520,14 @@ fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
     let (turn_id, number) = request_id.rsplit_once(":attempt:")?;
     let number: usize = number.parse().ok()?;
     Some((turn_id, number.checked_sub(1)?))
+}
+
+/// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
+/// under that time.
+fn is_filed(active: &FxHashMap<String, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
+    move |turn_id, seq, at| {
+        active
+            .get(turn_id)
+            .is_some_and(|turn| turn.seq == seq && turn.scheduled == Some(at))
+    }
 }

@@ -11,8 +11,8 @@
 use crate::core::playback::{PlaybackSchedule, Stopped};
 use crate::web::convert::range_error;
 use js_sys::{ArrayBuffer, Promise};
+use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -49,9 +49,9 @@ pub(crate) struct AudioOut {
     /// The gain of the last stop, ramped to zero: disconnected at the next stop.
     retired_gain: RefCell<Option<GainNode>>,
     schedule: RefCell<PlaybackSchedule>,
-    sources: RefCell<HashMap<u64, AudioBufferSourceNode>>,
+    sources: RefCell<FxHashMap<u64, AudioBufferSourceNode>>,
     /// Decoded buffers waiting for their turn in line.
-    buffers: RefCell<HashMap<u64, AudioBuffer>>,
+    buffers: RefCell<FxHashMap<u64, AudioBuffer>>,
     needs_gesture_reported: Cell<bool>,
     /// The engine's own first `resume()` is pending: no gesture is needed yet.
     auto_resume_pending: Cell<bool>,
@@ -83,8 +83,8 @@ impl AudioOut {
                 gain: RefCell::new(None),
                 retired_gain: RefCell::new(None),
                 schedule: RefCell::new(PlaybackSchedule::new()),
-                sources: RefCell::new(HashMap::new()),
-                buffers: RefCell::new(HashMap::new()),
+                sources: RefCell::new(FxHashMap::default()),
+                buffers: RefCell::new(FxHashMap::default()),
                 needs_gesture_reported: Cell::new(false),
                 auto_resume_pending: Cell::new(false),
                 on_state_change: Closure::new(move || {

@@ -205,6 +205,7 @@ impl TurnController {
     }
 
     /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
+    #[cfg(feature = "voice")]
     pub(crate) fn history_messages(&self) -> Array {
         let messages = Array::new();
         let exchanges = self.shared().and_then(|shared| {

@@ -108,6 +108,7 @@ impl<'a> Fields<'a> {
         Ok(value.ceil() as u64)
     }
 
+    #[cfg(feature = "transcriber")]
     /// An optional number of milliseconds, finite and not negative.
     pub(crate) fn non_negative_ms(&self, key: &str, default: u64) -> Result<u64, JsValue> {
         let Some(value) = self.optional_number(key)? else {
@@ -164,6 +165,7 @@ pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue>
     }
 }
 
+#[cfg(feature = "transcriber")]
 /// A required whole-number argument within `[min, max]`.
 pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Result<u32, JsValue> {
     let number = value
@@ -177,6 +179,7 @@ pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Resu
     Ok(number as u32)
 }
 
+#[cfg(feature = "transcriber")]
 /// A required time argument: a finite, non-negative number of milliseconds.
 pub(crate) fn time_arg(value: &JsValue, name: &str) -> Result<u64, JsValue> {
     let number = value

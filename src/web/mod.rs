@@ -5,6 +5,7 @@
 //! the object that called it.
 
 mod answer_stream;
+#[cfg(feature = "voice")]
 mod audio;
 mod chat_request;
 mod clock;
@@ -14,19 +15,28 @@ mod convert;
 mod driver;
 mod glue;
 mod js_object;
+#[cfg(feature = "transcriber")]
 pub mod microphone;
+#[cfg(feature = "voice")]
 pub mod player;
+#[cfg(feature = "transcriber")]
 pub mod policy;
 mod report;
 pub mod routes;
+#[cfg(feature = "voice")]
 pub mod session;
 mod timer;
+#[cfg(feature = "transcriber")]
 pub mod transcriber;
 mod types;
 
 pub use controller::TurnController;
+#[cfg(feature = "voice")]
 pub use player::SpeechPlayer;
+#[cfg(feature = "transcriber")]
 pub use policy::ReconnectPolicy;
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
+#[cfg(feature = "voice")]
 pub use session::VoiceSession;
+#[cfg(feature = "transcriber")]
 pub use transcriber::{gladia_provisioner, LiveTranscriber};

@@ -16,9 +16,9 @@ use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::transcriber::LiveTranscriber;
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
+use rustc_hash::FxHashMap;
 use speech::abort;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -50,9 +50,9 @@ struct Job {
 
 #[derive(Default)]
 struct Io {
-    jobs: HashMap<u64, Job>,
+    jobs: FxHashMap<u64, Job>,
     /// The engine's sequence number of each job's chunk, for what played of it.
-    chunks: HashMap<u64, u64>,
+    chunks: FxHashMap<u64, u64>,
     /// The recovery text's decoded audio: synthesized once per session.
     recovery_audio: Option<AudioBuffer>,
 }
@@ -356,7 +356,7 @@ impl Shell for Shared {
                 let stopped = self.stop_engine();
                 let chunks: Vec<(u64, ChunkHeard)> = {
                     let mut io = self.io.borrow_mut();
-                    let by_seq: HashMap<u64, u64> =
+                    let by_seq: FxHashMap<u64, u64> =
                         io.chunks.drain().map(|(job, seq)| (seq, job)).collect();
                     stopped
                         .chunks

@@ -1,25 +1,31 @@
 //! One timer per state machine, armed for its next deadline.
 
 use crate::core::time::Millis;
-use crate::web::glue::{clear_timeout, set_timeout};
-use std::cell::Cell;
-use wasm_bindgen::prelude::*;
+use gloo_timers::callback::Timeout;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
-/// Calls its callback no later than the deadline it was last asked for. The callback closure is
-/// made once, not per arming, and an armed timer that is early enough is kept: a timer firing
-/// early is harmless, since `handle_timeout` of the core ignores what is not due. Cleared on drop.
+/// Calls its callback no later than the deadline it was last asked for. An armed timer that is
+/// early enough is kept, so a turn rarely re-arms it: a timer firing early is harmless, since
+/// `handle_timeout` of the core ignores what is not due. Cleared on drop.
 pub(crate) struct Timer {
-    callback: Closure<dyn FnMut()>,
+    callback: Rc<dyn Fn()>,
     armed: Cell<Option<Millis>>,
-    id: Cell<JsValue>,
+    /// The browser timeout; dropping it clears it.
+    pending: RefCell<Option<Timeout>>,
 }
 
 impl Timer {
     pub(crate) fn new(callback: impl FnMut() + 'static) -> Self {
+        let callback = RefCell::new(callback);
         Timer {
-            callback: Closure::new(callback),
+            callback: Rc::new(move || {
+                if let Ok(mut callback) = callback.try_borrow_mut() {
+                    callback();
+                }
+            }),
             armed: Cell::new(None),
-            id: Cell::new(JsValue::UNDEFINED),
+            pending: RefCell::new(None),
         }
     }
 
@@ -28,28 +34,25 @@ impl Timer {
         if self.armed.get().is_some_and(|armed| armed <= at) {
             return;
         }
-        self.cancel();
-        let delay = i32::try_from(at.since(now())).unwrap_or(i32::MAX);
-        self.id
-            .set(set_timeout(self.callback.as_ref().unchecked_ref(), delay));
+        // Browsers fire a delay over 2^31 - 1 ms at once: cap it there.
+        let delay =
+            u32::try_from(at.since(now())).map_or(i32::MAX as u32, |ms| ms.min(i32::MAX as u32));
+        let callback = Rc::clone(&self.callback);
+        // Replacing the earlier timeout drops it, which clears it.
+        self.pending
+            .replace(Some(Timeout::new(delay, move || callback())));
         self.armed.set(Some(at));
     }
 
     /// Call first thing in the callback: the timer is no longer armed.
     pub(crate) fn fired(&self) {
         self.armed.set(None);
-        self.id.set(JsValue::UNDEFINED);
+        // Released while it runs: wasm-bindgen frees a closure only once its call returns.
+        drop(self.pending.take());
     }
 
     pub(crate) fn cancel(&self) {
-        if self.armed.take().is_some() {
-            clear_timeout(&self.id.replace(JsValue::UNDEFINED));
-        }
-    }
-}
-
-impl Drop for Timer {
-    fn drop(&mut self) {
-        self.cancel();
+        self.armed.set(None);
+        drop(self.pending.take());
     }
 }

@@ -119,6 +119,7 @@ export interface TurnControllerOptions {
 }
 "#;
 
+#[cfg(feature = "transcriber")]
 #[wasm_bindgen(typescript_custom_section)]
 const RECONNECT_TYPES: &str = r#"
 export interface ReconnectPolicyOptions {
@@ -173,6 +174,7 @@ export interface OpenAiCompatibleRouteOptions {
 }
 "#;
 
+#[cfg(feature = "voice")]
 #[wasm_bindgen(typescript_custom_section)]
 const VOICE_TYPES: &str = r#"
 export type SpeechPlayerState = "idle" | "playing" | "suspended";

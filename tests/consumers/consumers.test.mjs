@@ -81,20 +81,22 @@ const hasWorklet = () => existsSync(`${REPO}pkg/capture-worklet.js`);
 test("the tarball ships exactly the package's files, with a manifest fit to publish", async (t) => {
   const files = await dryRunFiles();
   // The snippets shipped are exactly the ones the glue imports.
-  const glue = readFileSync(`${REPO}pkg/turnguard.js`, "utf8");
-  const snippets = [...glue.matchAll(/from '\.\/(snippets\/[^']+)'/g)].map((match) => match[1]);
-  assert.ok(snippets.some((snippet) => snippet.endsWith("/src/web/glue.js")), "the glue imports its JS snippet");
+  // Each entry point ("turnguard" and "turnguard/controller") ships its glue, the snippets that
+  // glue imports, its declarations, its wasm and its Node entry.
+  const entry = (dir) => {
+    const glue = readFileSync(`${REPO}pkg/${dir}turnguard.js`, "utf8");
+    const snippets = [...glue.matchAll(/from '\.\/(snippets\/[^']+)'/g)].map((match) => `${dir}${match[1]}`);
+    assert.ok(snippets.some((snippet) => snippet.endsWith("/src/web/glue.js")), `${dir || "the root"} glue imports its JS snippet`);
+    return [...new Set(snippets), ...["node.js", "turnguard.d.ts", "turnguard.js", "turnguard_bg.wasm"].map((file) => `${dir}${file}`)];
+  };
   const expected = [
     "LICENSE-APACHE",
     "LICENSE-MIT",
     "README.md",
     ...(hasWorklet() ? ["capture-worklet.js"] : []),
-    "node.js",
     "package.json",
-    ...new Set(snippets),
-    "turnguard.d.ts",
-    "turnguard.js",
-    "turnguard_bg.wasm",
+    ...entry(""),
+    ...entry("controller/"),
   ].sort();
   assert.deepEqual(files, expected);
   t.diagnostic(`tarball: ${files.join(", ")}`);
@@ -128,6 +130,24 @@ test("Node 20: import + init() with no argument + one turn, no browser global to
   const result = JSON.parse(stdout.trim().split("\n").at(-1));
   assert.deepEqual(result.touchedAtImport, [], "importing the package reads no window/navigator/document/self/location");
   assertOneTurn(result);
+});
+
+test("Node 20: \"turnguard/controller\" runs a turn and has only the turn ladder", async (t) => {
+  const dir = await project(t, "plain");
+  const { stdout } = await run(process.execPath, ["node-controller.mjs", stack.url], { cwd: dir });
+  const result = JSON.parse(stdout.trim().split("\n").at(-1));
+  assert.deepEqual(result.absent, ["VoiceSession", "SpeechPlayer", "LiveTranscriber", "ReconnectPolicy"]);
+  assertOneTurn(result);
+});
+
+test("\"turnguard/controller\" on a plain page under script-src 'self' 'wasm-unsafe-eval'", async (t) => {
+  const dir = await project(t, "plain");
+  const server = await staticServer(dir);
+  try {
+    assertOneTurn(await resultOfPage(browser, pageUrl(server.url, "controller.html"), { allowErrors: ALLOWED }));
+  } finally {
+    await server.close();
+  }
 });
 
 test("a plain page under script-src 'self' 'wasm-unsafe-eval'", async (t) => {
@@ -247,13 +267,13 @@ TYPE_CONFIGS.push({
   lib: ["dom", "es2022", "esnext.disposable"],
   types: ["node"],
   skipLibCheck: false,
-  files: ["example.ts", "disposable.ts"],
+  files: ["example.ts", "controller.ts", "disposable.ts"],
 });
 
 test("tsc --strict over the example under every configuration apps use", async (t) => {
   const dir = await project(t, "types");
-  for (const file of ["example.ts", "disposable.ts"]) copyFileSync(`${REPO}tests/types/${file}`, `${dir}${file}`);
-  const check = async ({ name, files = ["example.ts"], types = [], ...options }, index) => {
+  for (const file of ["example.ts", "controller.ts", "disposable.ts"]) copyFileSync(`${REPO}tests/types/${file}`, `${dir}${file}`);
+  const check = async ({ name, files = ["example.ts", "controller.ts"], types = [], ...options }, index) => {
     const config = `tsconfig.${index}.json`;
     writeFileSync(`${dir}${config}`, JSON.stringify({ compilerOptions: { strict: true, noEmit: true, types, ...options }, files }, null, 2));
     try {

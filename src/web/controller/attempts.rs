@@ -2,7 +2,8 @@
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
 use crate::web::report::TurnStrings;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use web_sys::AbortController;
 
 /// Ended attempts whose routes have not settled yet are remembered, so that a late answer is
@@ -26,8 +27,8 @@ pub(super) struct TurnIo {
 
 #[derive(Default)]
 pub(super) struct Io {
-    pub(super) turns: HashMap<String, TurnIo>,
-    pub(super) attempts: HashMap<u32, AttemptIo>,
+    pub(super) turns: FxHashMap<String, TurnIo>,
+    pub(super) attempts: FxHashMap<u32, AttemptIo>,
     /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
     pub(super) ended: VecDeque<u32>,
     pub(super) next_attempt: u32,
