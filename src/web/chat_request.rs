@@ -1,11 +1,10 @@
 //! The request side of `openAiCompatibleRoute`: one streaming chat completion POSTed through the
 //! global `fetch` with the attempt's `AbortSignal`, its body handed on as a stream of text.
 
-use crate::web::answer_stream::{discard, text_stream};
+use crate::web::answer_stream::{discard, ignore, text_stream, then};
 use crate::web::js_object::JsObject;
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{RequestInit, Response};
 
 #[wasm_bindgen]
@@ -32,13 +31,30 @@ pub(crate) struct ChatSpec {
     pub(crate) headers: JsValue,
     /// The app's extra body fields: an object, or `undefined`. Read again on every request.
     pub(crate) body: JsValue,
+    /// [`answer`] as a JS function, made once per route: each request chains `fetch` to it.
+    pub(crate) on_response: JsValue,
+}
+
+/// The callback that turns a `fetch` response into the answer stream, for [`ChatSpec`].
+pub(crate) fn on_response() -> JsValue {
+    let ignore = ignore();
+    Closure::<dyn Fn(Response) -> Result<JsValue, JsValue>>::new(move |response| {
+        answer(response, &ignore)
+    })
+    .into_js_value()
 }
 
 /// `generate({ requestId, input, signal, history })`: POSTs the chat completion and resolves with
 /// a `ReadableStream` of the answer's text. A non-OK answer rejects with an `HttpError` that
 /// carries its `status` (the ladder retries 408, 429 and 5xx, and not 400, 401, 403, 404, 422).
-pub(crate) async fn post(spec: &ChatSpec, request: JsValue) -> Result<JsValue, JsValue> {
-    let field = |key: &str| Reflect::get(&request, &JsValue::from_str(intern(key)));
+/// Never throws: a bad request or a throwing app getter is a rejection, as from an `async`
+/// function.
+pub(crate) fn generate(spec: &ChatSpec, request: &JsValue) -> Promise {
+    post(spec, request).unwrap_or_else(|error| Promise::reject(&error))
+}
+
+fn post(spec: &ChatSpec, request: &JsValue) -> Result<Promise, JsValue> {
+    let field = |key: &str| Reflect::get(request, &JsValue::from_str(intern(key)));
     let request_id = field("requestId")?;
     let input = field("input")?;
     let signal = field("signal")?;
@@ -53,14 +69,16 @@ pub(crate) async fn post(spec: &ChatSpec, request: JsValue) -> Result<JsValue, J
     init.set_headers(&headers(spec, &request_id)?.into());
     init.set_body(&body(spec, &messages)?.into());
 
-    let response: Response = JsFuture::from(global_fetch(&spec.url, &init)?)
-        .await?
-        .unchecked_into();
+    Ok(then(&global_fetch(&spec.url, &init)?, &spec.on_response))
+}
+
+/// The response: its body as the answer stream when it is OK, else an `HttpError`.
+fn answer(response: Response, ignore: &JsValue) -> Result<JsValue, JsValue> {
     match response.body() {
-        Some(body) if response.ok() => text_stream(&body).map(JsValue::from),
+        Some(body) if response.ok() => text_stream(&body, ignore).map(JsValue::from),
         body => {
             if let Some(body) = body {
-                discard(body.cancel());
+                discard(&body.cancel(), ignore);
             }
             Err(http_error(response.status()))
         }

@@ -3,13 +3,11 @@
 //! is src/web/chat_request.rs, the answer stream src/web/answer_stream.rs.
 
 use crate::core::sse::{ChatDelta, ChatStreamDecoder as Decoder};
-use crate::web::chat_request::{post, ChatSpec};
+use crate::web::chat_request::{generate, on_response, ChatSpec};
 use crate::web::convert::{type_error, Fields};
 use crate::web::js_object::JsObject;
 use js_sys::{Array, Promise, Uint8Array};
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 /// Turns the bytes of a chat-completions event stream into answer text, split anywhere: the
 /// parser `openAiCompatibleRoute` uses, for routes of your own.
@@ -101,7 +99,7 @@ pub fn open_ai_compatible_route(
         *slot = value;
     }
     let [headers, body] = objects;
-    let spec = Rc::new(ChatSpec {
+    let spec = ChatSpec {
         url: url.into(),
         model: model.into(),
         system_prompt: system_prompt
@@ -109,11 +107,10 @@ pub fn open_ai_compatible_route(
             .map(JsValue::from),
         headers,
         body,
-    });
-    let generate = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request| {
-        let spec = spec.clone();
-        future_to_promise(async move { post(&spec, request).await })
-    });
+        on_response: on_response(),
+    };
+    let generate =
+        Closure::<dyn Fn(JsValue) -> Promise>::new(move |request| generate(&spec, &request));
     let mut route = JsObject::new()
         .set("name", name)
         .set("shareHistory", share_history);

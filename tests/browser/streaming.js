@@ -394,7 +394,9 @@ const scenarios = {
     const log = {};
     const stream = await withFetch((...call) => {
       seen.push(call);
-      return Promise.resolve(sseResponse([textEvent("Hello. "), textEvent("Bye."), "data: [DONE]\n\n"], log));
+      // The first read completes no text (a keep-alive, then half an event): the stream reads on.
+      const parts = [": keep-alive\n\n", textEvent("Hello. ").slice(0, 20), textEvent("Hello. ").slice(20), textEvent("Bye."), "data: [DONE]\n\n"];
+      return Promise.resolve(sseResponse(parts, log));
     }, () => route.generate(request));
     assertEq(seen.length, 1, "one fetch");
     const [[calledUrl, init]] = seen;
