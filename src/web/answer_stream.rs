@@ -3,12 +3,12 @@
 //! more text can come (`[DONE]`, an error event) or the stream's reader stops wanting it (the
 //! ladder cancels it when the attempt has ended), which releases the connection.
 //!
-//! Each body read is chained with `then` to one callback made per stream, rather than awaited in
-//! a `wasm-bindgen-futures` task: no executor in the wasm, and no closures made per chunk.
+//! Each body read is chained with `then` (src/web/promise.rs) to one callback made per stream.
 
 use crate::core::sse::{ChatDelta, ChatStreamDecoder};
 use crate::web::convert::type_error;
-use js_sys::{Function, Promise, Uint8Array};
+use crate::web::promise::{discard, then};
+use js_sys::{Function, Uint8Array};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -17,25 +17,10 @@ use web_sys::{
     ReadableStreamReadResult, UnderlyingSource,
 };
 
-#[wasm_bindgen]
-extern "C" {
-    // `promise.then(onFulfilled)`: what `onFulfilled` returns or throws settles the result.
-    #[wasm_bindgen(js_namespace = ["Promise", "prototype", "then"], js_name = call)]
-    pub(crate) fn then(promise: &Promise, on_fulfilled: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["Promise", "prototype", "then"], js_name = call)]
-    fn then_either(promise: &Promise, on_fulfilled: &JsValue, on_rejected: &JsValue) -> Promise;
-}
-
-/// A callback that ignores its argument: the handler of promises whose outcome is moot. Made
-/// once per route and shared by its requests.
-pub(crate) fn ignore() -> JsValue {
-    Closure::<dyn Fn()>::new(|| {}).into_js_value()
-}
-
 /// The state behind one answer stream, shared by its `pull`, its `cancel` and its read callback.
 struct Source {
     body: ReadableStreamDefaultReader,
-    /// [`ignore`], for the promise of the body's cancel.
+    /// The route's `ignore` callback (src/web/promise.rs), for the promise of the body's cancel.
     ignore: JsValue,
     decoder: ChatStreamDecoder,
     /// The last network chunk, copied out of JS; the allocation is reused.
@@ -96,28 +81,30 @@ fn pull(
     controller: ReadableStreamDefaultController,
     on_read: &Function,
 ) -> JsValue {
-    let read = {
-        let source = source.borrow();
-        if source.failed {
-            controller.error_with_e(&stream_error());
-            return JsValue::UNDEFINED;
-        }
-        if source.released {
-            return JsValue::UNDEFINED;
-        }
-        source.body.read()
-    };
-    read_next(read, on_read, &controller)
+    if source.borrow().failed {
+        controller.error_with_e(&stream_error());
+        return JsValue::UNDEFINED;
+    }
+    read_next(source, on_read, &controller)
 }
 
-/// Chains `on_read(on_read, controller, result)` to a body read.
+/// Reads the body (unless it was released) and chains `on_read(on_read, controller, result)`
+/// to the read. No borrow is held while `read()` runs: a body of the app's own may run its
+/// code there.
 fn read_next(
-    read: Promise,
+    source: &RefCell<Source>,
     on_read: &Function,
     controller: &ReadableStreamDefaultController,
 ) -> JsValue {
+    let body = {
+        let source = source.borrow();
+        if source.released {
+            return JsValue::UNDEFINED;
+        }
+        source.body.clone()
+    };
     then(
-        &read,
+        &body.read(),
         &on_read.bind2(&JsValue::UNDEFINED, on_read, controller),
     )
     .into()
@@ -133,24 +120,30 @@ fn on_read_result(
     result: &ReadableStreamReadResult,
 ) -> Result<JsValue, JsValue> {
     let body_ended = result.get_done().unwrap_or(false);
+    let chunk = match (!body_ended).then(|| result.get_value().dyn_into::<Uint8Array>()) {
+        Some(Err(_)) => {
+            release(source);
+            return Err(type_error(
+                "the response body gave something other than bytes",
+            ));
+        }
+        Some(Ok(chunk)) => Some(chunk),
+        None => None,
+    };
     {
         let mut source = source.borrow_mut();
         if source.released {
             // Cancelled while the read was pending.
             return Ok(JsValue::UNDEFINED);
         }
-        if body_ended {
-            source.released = true;
-            source.decoder.finish();
-        } else {
-            let chunk = result
-                .get_value()
-                .dyn_into::<Uint8Array>()
-                .map_err(|_| type_error("the response body gave something other than bytes"))?;
+        if let Some(chunk) = chunk {
             let Source { bytes, decoder, .. } = &mut *source;
             bytes.resize(chunk.length() as usize, 0);
             chunk.copy_to(bytes);
             decoder.push(bytes);
+        } else {
+            source.released = true;
+            source.decoder.finish();
         }
     }
     let (enqueued, failed) = enqueue_text(source, controller);
@@ -158,14 +151,7 @@ fn on_read_result(
         if enqueued {
             return Ok(JsValue::UNDEFINED);
         }
-        let read = {
-            let source = source.borrow();
-            if source.released {
-                return Ok(JsValue::UNDEFINED);
-            }
-            source.body.read()
-        };
-        return Ok(read_next(read, on_read, controller));
+        return Ok(read_next(source, on_read, controller));
     }
     // `[DONE]` or an error event before the body's end: the rest is not read.
     release(source);
@@ -215,12 +201,6 @@ fn release(source: &RefCell<Source>) {
         (source.body.clone(), source.ignore.clone())
     };
     discard(&body.cancel(), &ignore);
-}
-
-/// Handles a promise whose outcome does not matter with [`ignore`], so that its rejection is
-/// not reported as unhandled.
-pub(crate) fn discard(promise: &Promise, ignore: &JsValue) {
-    let _ = then_either(promise, ignore, ignore);
 }
 
 /// The answer stream's error when the chat completion reported one inside the stream.

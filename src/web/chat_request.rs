@@ -1,8 +1,9 @@
 //! The request side of `openAiCompatibleRoute`: one streaming chat completion POSTed through the
 //! global `fetch` with the attempt's `AbortSignal`, its body handed on as a stream of text.
 
-use crate::web::answer_stream::{discard, ignore, text_stream, then};
+use crate::web::answer_stream::text_stream;
 use crate::web::js_object::JsObject;
+use crate::web::promise::{discard, ignore, then};
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
 use web_sys::{RequestInit, Response};

@@ -21,6 +21,7 @@ pub mod microphone;
 pub mod player;
 #[cfg(feature = "transcriber")]
 pub mod policy;
+mod promise;
 mod report;
 pub mod routes;
 #[cfg(feature = "voice")]
