@@ -64,9 +64,8 @@ fn post(spec: &ChatSpec, request: &JsValue) -> Result<Promise, JsValue> {
 
     let init = RequestInit::new();
     init.set_method("POST");
-    if !signal.is_undefined() && !signal.is_null() {
-        init.set_signal(Some(signal.unchecked_ref()));
-    }
+    // Set as given: `undefined` (a direct call without one) is the same as no signal.
+    init.set_signal(Some(signal.unchecked_ref()));
     init.set_headers(&headers(spec, &request_id)?.into());
     init.set_body(&body(spec, &messages)?.into());
 

@@ -8,12 +8,15 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 extern "C" {
-    /// `promise.then(onFulfilled)`: what `onFulfilled` returns (or throws) settles the result,
-    /// and a rejection passes through.
-    #[wasm_bindgen(js_namespace = ["Promise", "prototype", "then"], js_name = call)]
-    pub(crate) fn then(promise: &Promise, on_fulfilled: &JsValue) -> Promise;
+    /// `promise.then(onFulfilled, onRejected)`; `undefined` passes an outcome through.
     #[wasm_bindgen(js_namespace = ["Promise", "prototype", "then"], js_name = call)]
     fn then_either(promise: &Promise, on_fulfilled: &JsValue, on_rejected: &JsValue) -> Promise;
+}
+
+/// `promise.then(onFulfilled)`: what `onFulfilled` returns (or throws) settles the result, and
+/// a rejection passes through.
+pub(crate) fn then(promise: &Promise, on_fulfilled: &JsValue) -> Promise {
+    then_either(promise, on_fulfilled, &JsValue::UNDEFINED)
 }
 
 /// A callback that ignores its argument, for [`discard`]: made once per owner and shared.
