@@ -335,3 +335,28 @@ fn an_answer_is_delivered_even_when_another_turn_settling_at_once_evicts_its_rec
         "the limit holds once drained"
     );
 }
+
+#[test]
+fn without_events_the_ladder_does_the_same_and_queues_no_event() {
+    let script = |call: &sim::Call| match call.route {
+        0 => ok(3_000, "primary, too slow"),
+        _ => ok(200, "fallback answer"),
+    };
+    let mut with_events = Sim::new(Sim::config(5_000, 1_000), script);
+    let mut config = Sim::config(5_000, 1_000);
+    config.emit_events = false;
+    let mut without = Sim::new(config, script);
+    for sim in [&mut with_events, &mut without] {
+        sim.start("t1", "hello");
+        sim.start("t2", "again");
+        sim.drive(100);
+    }
+    assert!(
+        with_events.events.len() >= 8,
+        "the same turns make events when asked"
+    );
+    assert!(without.events.is_empty());
+    assert_eq!(without.spoken, with_events.spoken);
+    assert_eq!(without.settled, with_events.settled);
+    assert_eq!(without.aborted_attempts, with_events.aborted_attempts);
+}

@@ -240,7 +240,7 @@ impl TurnLadder {
             },
         );
         self.next_seq = self.next_seq.wrapping_add(1);
-        self.event(Event::TurnStarted {
+        self.event(|| Event::TurnStarted {
             turn_id: turn_id.to_owned(),
             at: now,
         });
@@ -386,7 +386,7 @@ impl TurnLadder {
         self.actions.push_back(Action::AbortTurn {
             turn_id: turn_id.to_owned(),
         });
-        self.event(Event::Cancelled {
+        self.event(|| Event::Cancelled {
             turn_id: turn_id.to_owned(),
             at: now,
         });
@@ -473,7 +473,7 @@ impl TurnLadder {
         };
         turn.record.recovery_reason = Some(reason);
         let latency_ms = now.since(turn.record.started_at);
-        self.event(Event::Recovered {
+        self.event(|| Event::Recovered {
             turn_id: turn_id.to_owned(),
             reason,
             at: now,
@@ -510,12 +510,31 @@ impl TurnLadder {
         }
     }
 
-    fn event(&mut self, event: Event) {
-        self.actions.push_back(Action::Event(event));
+    /// Queues an event, made only when events are wanted (`TurnConfig::emit_events`).
+    fn event(&mut self, make: impl FnOnce() -> Event) {
+        if self.config.emit_events {
+            self.actions.push_back(Action::Event(make()));
+        }
     }
 }
 
 /// Splits `"<turnId>:attempt:<n>"` into the turn id and the attempt's index (n - 1).
+/// `"{turn_id}:attempt:{number}"`, built without the formatting machinery: it is on every
+/// attempt's path. `parse_request_id` is its inverse.
+fn request_id_of(turn_id: &str, number: usize) -> String {
+    fn push_decimal(out: &mut String, n: usize) {
+        if n >= 10 {
+            push_decimal(out, n / 10);
+        }
+        out.push(char::from(b'0' + (n % 10) as u8));
+    }
+    let mut id = String::with_capacity(turn_id.len() + ":attempt:".len() + 2);
+    id.push_str(turn_id);
+    id.push_str(":attempt:");
+    push_decimal(&mut id, number);
+    id
+}
+
 fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
     let (turn_id, number) = request_id.rsplit_once(":attempt:")?;
     let number: usize = number.parse().ok()?;
@@ -529,5 +548,19 @@ fn is_filed(active: &FxHashMap<String, ActiveTurn>) -> impl Fn(&str, u64, Millis
         active
             .get(turn_id)
             .is_some_and(|turn| turn.seq == seq && turn.scheduled == Some(at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_round_trip_through_their_parser() {
+        for (turn_id, number) in [("t", 1), ("turn:attempt:7", 2), ("", 10), ("ünï", 123)] {
+            let id = request_id_of(turn_id, number);
+            assert_eq!(id, format!("{turn_id}:attempt:{number}"));
+            assert_eq!(parse_request_id(&id), Some((turn_id, number - 1)));
+        }
     }
 }

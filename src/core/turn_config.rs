@@ -72,6 +72,9 @@ pub struct TurnConfig {
     /// Most history handed to a route, in Unicode scalar values of `user` + `assistant` text;
     /// the oldest exchanges are left out first (T16).
     pub history_max_chars: usize,
+    /// Whether `Action::Event`s are queued. A shell with no one listening turns them off, and a
+    /// turn then allocates nothing for them.
+    pub emit_events: bool,
 }
 
 impl TurnConfig {
@@ -123,6 +126,7 @@ impl TurnConfig {
             chunk_idle_timeout_ms: Self::DEFAULT_CHUNK_IDLE_TIMEOUT_MS,
             max_answer_chars: Self::DEFAULT_MAX_ANSWER_CHARS,
             history_max_chars: Self::DEFAULT_HISTORY_MAX_CHARS,
+            emit_events: true,
         }
     }
 }

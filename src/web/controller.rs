@@ -85,13 +85,15 @@ impl TurnController {
     ) -> Result<TurnController, JsValue> {
         let routes = parse_routes(&routes)?;
         let options_fields = Fields::of(&options, "options")?;
-        let config = parse_config(&options_fields, &routes)?;
+        let mut config = parse_config(&options_fields, &routes)?;
         let callbacks = Callbacks {
             on_accepted_text: options_fields.function("onAcceptedText")?,
             on_recovery: options_fields.function("onRecovery")?,
             on_sentence: options_fields.optional_function("onSentence")?,
             on_event: options_fields.optional_function("onEvent")?,
         };
+        // No `onEvent`: the ladder makes no events, rather than making them for nobody.
+        config.emit_events = callbacks.on_event.is_some();
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);

@@ -1,7 +1,7 @@
 //! The ladder's rungs (T3–T6, T9, T11): starting attempts, their timeouts and failures, the next
 //! rung or recovery, and answers that come too late.
 
-use super::TurnLadder;
+use super::{request_id_of, TurnLadder};
 use crate::core::record::Attempt;
 use crate::core::record::{AttemptResult, Failure, RecoveryReason};
 use crate::core::time::Millis;
@@ -115,7 +115,7 @@ impl TurnLadder {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let request_id = format!("{turn_id}:attempt:{number}");
+        let request_id = request_id_of(turn_id, number);
         let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
@@ -134,7 +134,7 @@ impl TurnLadder {
             input,
             history,
         });
-        self.event(Event::AttemptStarted {
+        self.event(|| Event::AttemptStarted {
             turn_id: turn_id.to_owned(),
             request_id,
             route,
@@ -151,13 +151,14 @@ impl TurnLadder {
         error: Option<Failure>,
         now: Millis,
     ) -> Option<String> {
+        let emit = self.config.emit_events;
         let turn = self.active.get_mut(turn_id)?;
         turn.attempt_deadline = None;
         let attempt = turn.running_attempt()?;
         attempt.result = result;
         attempt.error = error;
         attempt.finished_at = Some(now);
-        let event = Event::AttemptFinished {
+        let event = emit.then(|| Event::AttemptFinished {
             turn_id: turn_id.to_owned(),
             request_id: attempt.request_id.clone(),
             route: attempt.route,
@@ -165,14 +166,17 @@ impl TurnLadder {
             result,
             error,
             duration_ms: now.since(attempt.started_at),
-        };
+        });
         let request_id = attempt.request_id.clone();
-        self.event(event);
+        if let Some(event) = event {
+            self.event(|| event);
+        }
         Some(request_id)
     }
 
     /// Text for an attempt that had already ended: kept on the record as `late`, never spoken (T6).
     pub(super) fn record_late_answer(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
+        let emit = self.config.emit_events;
         let record = match self.active.get_mut(turn_id) {
             Some(turn) => &mut turn.record,
             None => match self.settled.get_mut(turn_id) {
@@ -196,7 +200,7 @@ impl TurnLadder {
         }
         attempt.result = AttemptResult::Late;
         attempt.finished_at = Some(now);
-        let event = Event::AttemptFinished {
+        let event = emit.then(|| Event::AttemptFinished {
             turn_id: turn_id.to_owned(),
             request_id: attempt.request_id.clone(),
             route: attempt.route,
@@ -204,7 +208,9 @@ impl TurnLadder {
             result: AttemptResult::Late,
             error: attempt.error,
             duration_ms: now.since(attempt.started_at),
-        };
-        self.event(event);
+        });
+        if let Some(event) = event {
+            self.event(|| event);
+        }
     }
 }

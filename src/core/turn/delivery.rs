@@ -183,7 +183,7 @@ impl TurnLadder {
         turn.delivery = Some(Delivery::new(attempt_index, idle_deadline, max_chars));
         let latency_ms = now.since(turn.record.started_at);
         self.retry_budget.on_success();
-        self.event(Event::Committed {
+        self.event(|| Event::Committed {
             turn_id: turn_id.to_owned(),
             request_id,
             route,
@@ -256,7 +256,7 @@ impl TurnLadder {
         }
         self.finish_attempt(turn_id, AttemptResult::Accepted, error, now);
         self.history.push(exchange);
-        self.event(Event::Accepted {
+        self.event(|| Event::Accepted {
             turn_id: turn_id.to_owned(),
             request_id,
             route,
