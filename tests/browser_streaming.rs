@@ -45,4 +45,7 @@ scenarios! {
     async_iterable_routes_stream_and_fallback_policies_apply => "asyncIterableRoutesStreamAndFallbackPoliciesApply",
     endless_stream_is_cut_at_max_answer_chars => "endlessStreamIsCutAtMaxAnswerChars",
     history_stays_under_history_max_chars => "historyStaysUnderHistoryMaxChars",
+    reader_is_cancelled_when_the_attempt_ends_even_if_the_signal_is_ignored => "readerIsCancelledWhenTheAttemptEndsEvenIfTheSignalIsIgnored",
+    generate_sends_the_chat_request_and_resolves_with_a_text_stream => "generateSendsTheChatRequestAndResolvesWithATextStream",
+    generate_reports_http_and_stream_errors => "generateReportsHttpAndStreamErrors",
 }

@@ -4,8 +4,10 @@
 //! shell performs them one at a time after releasing the core, so a callback may call back into
 //! the object that called it.
 
+mod answer_stream;
 #[cfg(feature = "voice")]
 mod audio;
+mod chat_request;
 mod clock;
 pub mod controller;
 mod controller_options;
@@ -19,6 +21,7 @@ pub mod microphone;
 pub mod player;
 #[cfg(feature = "transcriber")]
 pub mod policy;
+mod promise;
 mod report;
 pub mod routes;
 #[cfg(feature = "voice")]

@@ -1,17 +1,13 @@
 //! `openAiCompatibleRoute`: a route for an OpenAI-compatible chat-completions endpoint (normally
-//! the app's own backend proxy), streaming, abortable, its SSE decoded by the core.
+//! the app's own backend proxy), streaming, abortable, its SSE decoded by the core. The request
+//! is src/web/chat_request.rs, the answer stream src/web/answer_stream.rs.
 
 use crate::core::sse::{ChatDelta, ChatStreamDecoder as Decoder};
+use crate::web::chat_request::{generate, on_response, ChatSpec};
 use crate::web::convert::{type_error, Fields};
 use crate::web::js_object::JsObject;
-use js_sys::{Array, Function, Uint8Array};
+use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/web/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = chatRoute)]
-    fn chat_route(spec: &JsValue, new_decoder: &Function) -> JsValue;
-}
 
 /// Turns the bytes of a chat-completions event stream into answer text, split anywhere: the
 /// parser `openAiCompatibleRoute` uses, for routes of your own.
@@ -77,23 +73,22 @@ impl ChatStreamDecoder {
 /// `openAiCompatibleRoute({ name, url, model, headers?, systemPrompt?, persona?, shareHistory?,
 /// body? })`: a route that POSTs `{ ...body, model, messages, stream: true }` to `url` with the
 /// attempt's signal and streams the answer. Throws a `TypeError`/`RangeError` naming a bad field.
+///
+/// The route is a plain object, `{ name, shareHistory, persona?, generate }`, so an app may wrap
+/// it or call `generate` itself: it resolves with a `ReadableStream` of the answer's text.
 #[wasm_bindgen(js_name = openAiCompatibleRoute, unchecked_return_type = "Route")]
 pub fn open_ai_compatible_route(
     #[wasm_bindgen(unchecked_param_type = "OpenAiCompatibleRouteOptions")] options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let fields = Fields::of(&options, "options")?;
-    let mut spec = JsObject::new()
-        .set("name", fields.string("name")?)
-        .set("url", fields.string("url")?)
-        .set("model", fields.string("model")?)
-        .set("shareHistory", fields.bool("shareHistory", false)?);
-    if let Some(system_prompt) = fields.optional_string("systemPrompt")? {
-        spec = spec.set("systemPrompt", system_prompt);
-    }
-    if let Some(persona) = fields.optional_string("persona")? {
-        spec = spec.set("persona", persona);
-    }
-    for key in ["headers", "body"] {
+    let name = fields.string("name")?;
+    let url = fields.string("url")?;
+    let model = fields.string("model")?;
+    let share_history = fields.bool("shareHistory", false)?;
+    let system_prompt = fields.optional_string("systemPrompt")?;
+    let persona = fields.optional_string("persona")?;
+    let mut objects = [JsValue::UNDEFINED, JsValue::UNDEFINED];
+    for (key, slot) in ["headers", "body"].into_iter().zip(objects.iter_mut()) {
         let value = fields.get(key)?;
         if value.is_undefined() {
             continue;
@@ -101,10 +96,26 @@ pub fn open_ai_compatible_route(
         if !value.is_object() || Array::is_array(&value) {
             return Err(type_error(&format!("options.{key} must be an object")));
         }
-        spec = spec.set(key, value);
+        *slot = value;
     }
-    let new_decoder = Closure::<dyn Fn() -> JsValue>::new(|| ChatStreamDecoder::new().into())
-        .into_js_value()
-        .unchecked_into::<Function>();
-    Ok(chat_route(&spec.build(), &new_decoder))
+    let [headers, body] = objects;
+    let spec = ChatSpec {
+        url: url.into(),
+        model: model.into(),
+        system_prompt: system_prompt
+            .filter(|prompt| !prompt.is_empty())
+            .map(JsValue::from),
+        headers,
+        body,
+        on_response: on_response(),
+    };
+    let generate =
+        Closure::<dyn Fn(JsValue) -> Promise>::new(move |request| generate(&spec, &request));
+    let mut route = JsObject::new()
+        .set("name", name)
+        .set("shareHistory", share_history);
+    if let Some(persona) = persona {
+        route = route.set("persona", persona);
+    }
+    Ok(route.set("generate", generate.into_js_value()).build())
 }

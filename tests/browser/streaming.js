@@ -33,6 +33,58 @@ async function stats(base) {
 
 const llm = (base, scenario, query = "") => `${base}/llm/${scenario}/v1/chat/completions${query}`;
 
+/** Runs `body` with the global `fetch` replaced by `fake(url, init)`, and puts it back after. */
+async function withFetch(fake, body) {
+  const real = globalThis.fetch;
+  globalThis.fetch = fake;
+  try {
+    return await body();
+  } finally {
+    globalThis.fetch = real;
+  }
+}
+
+/** A real `Response` whose body gives `parts` and then stays open; `log.cancelled` records its cancel. */
+function sseResponse(parts, log, init) {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream({
+    start(controller) {
+      for (const part of parts) controller.enqueue(encoder.encode(part));
+    },
+    cancel() {
+      log.cancelled = true;
+    },
+  });
+  return new Response(body, init);
+}
+
+const textEvent = (text) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
+
+/** Reads a stream to its end: its chunks, and the error it ended with, if any. */
+async function readAll(stream) {
+  const reader = stream.getReader();
+  const chunks = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { chunks };
+      chunks.push(value);
+    }
+  } catch (error) {
+    return { chunks, error };
+  }
+}
+
+/** Waits until the dev stack counts one more aborted request of `scenario` than `before`. */
+async function abortedAfter(base, scenario, before) {
+  let aborted = before;
+  for (let i = 0; i < 40 && aborted === before; i++) {
+    await sleep(50);
+    aborted = (await stats(base)).llm.scenarios[scenario]?.aborted ?? 0;
+  }
+  return aborted > before;
+}
+
 const scenarios = {
   async normalStreamGivesOneAnswerAndItsSentencesInOrder(make, chatRoute, base) {
     const tts = listener();
@@ -303,6 +355,107 @@ const scenarios = {
     }
     assert(caught instanceof RangeError && /historyMaxChars/.test(caught.message), `historyMaxChars: 0 → ${caught}`);
     controller.free();
+  },
+
+  async readerIsCancelledWhenTheAttemptEndsEvenIfTheSignalIsIgnored(make, chatRoute, base) {
+    // The route's fetch gets a signal that never aborts: only the answer stream's cancel (the
+    // ladder stops reading once the attempt has ended) can end the request.
+    const before = (await stats(base)).llm.scenarios.slow?.aborted ?? 0;
+    const route = chatRoute({ name: "primary", url: llm(base, "slow", "?tokenMs=40"), model: "m" });
+    const deaf = { name: "primary", generate: (request) => route.generate({ ...request, signal: new AbortController().signal }) };
+    const tts = listener();
+    const firstSentence = new Promise((resolve) => {
+      tts.onSentence = (turnId, sentence) => {
+        tts.heard.sentences.push(sentence);
+        resolve();
+      };
+    });
+    const controller = make([deaf], { recoveryText: RECOVERY, ...tts });
+    const pending = controller.run("c1", "hello");
+    await firstSentence;
+    assertEq(controller.interrupt("c1"), true, "interrupted mid-stream");
+    const record = await pending;
+    assertEq(record.status, "cancelled", "status");
+    assert(await abortedAfter(base, "slow", before), "the server saw the request end although its signal never fired");
+    controller.free();
+  },
+
+  async generateSendsTheChatRequestAndResolvesWithATextStream(make, chatRoute, base) {
+    const url = llm(base, "ok");
+    const route = chatRoute({
+      name: "primary", url, model: "m", systemPrompt: "Be brief.", persona: "ava", shareHistory: true,
+      headers: { "x-session": "app-token" }, body: { temperature: 0.2 },
+    });
+    assertEq([route.name, route.persona, route.shareHistory, typeof route.generate], ["primary", "ava", true, "function"], "a plain route object");
+    const signal = new AbortController().signal;
+    const history = [{ role: "user", content: "before" }, { role: "assistant", content: "Earlier." }];
+    const request = { requestId: "d1:attempt:1", turnId: "d1", input: "hello there", signal, history };
+    const seen = [];
+    const log = {};
+    const stream = await withFetch((...call) => {
+      seen.push(call);
+      // The first read completes no text (a keep-alive, then half an event): the stream reads on.
+      const parts = [": keep-alive\n\n", textEvent("Hello. ").slice(0, 20), textEvent("Hello. ").slice(20), textEvent("Bye."), "data: [DONE]\n\n"];
+      return Promise.resolve(sseResponse(parts, log));
+    }, () => route.generate(request));
+    assertEq(seen.length, 1, "one fetch");
+    const [[calledUrl, init]] = seen;
+    assertEq([calledUrl, init.method, init.signal === signal], [url, "POST", true], "url, method and the attempt's signal");
+    assertEq({ ...init.headers }, {
+      "content-type": "application/json", accept: "text/event-stream", "idempotency-key": "d1:attempt:1", "x-session": "app-token",
+    }, "headers");
+    assertEq(JSON.parse(init.body), {
+      temperature: 0.2,
+      model: "m",
+      messages: [{ role: "system", content: "Be brief." }, ...history, { role: "user", content: "hello there" }],
+      stream: true,
+    }, "body: the app's fields, then model, messages, stream");
+    assert(stream instanceof ReadableStream, "resolves with a ReadableStream");
+    const { chunks, error } = await readAll(stream);
+    assertEq([chunks, error], [["Hello. ", "Bye."], undefined], "the answer's text, then the end at [DONE]");
+    assertEq(log.cancelled, true, "a body still open after [DONE] is cancelled");
+
+    // Against the dev stack: the whole answer.
+    const real = await readAll(await route.generate({ ...request, history: undefined }));
+    assert(real.error === undefined && real.chunks.join("").startsWith("You said: hello there"), `real answer: ${real.chunks.join("")}`);
+  },
+
+  async generateReportsHttpAndStreamErrors(make, chatRoute, base) {
+    const request = { requestId: "d2:attempt:1", turnId: "d2", input: "hi", signal: new AbortController().signal };
+    for (const [scenario, status] of [["http429", 429], ["http401", 401], ["http500", 500]]) {
+      const route = chatRoute({ name: "p", url: llm(base, scenario), model: "m" });
+      const error = await route.generate(request).then(() => undefined, (e) => e);
+      assert(error instanceof Error, `${scenario}: rejects with an Error`);
+      assertEq([error.name, error.status], ["HttpError", status], `${scenario}: name and status`);
+      assert(error.message.includes(String(status)), `${scenario}: message names the status`);
+    }
+    const route = chatRoute({ name: "p", url: llm(base, "ok"), model: "m" });
+    const refused = {};
+    const error = await withFetch(() => Promise.resolve(sseResponse([textEvent("unread")], refused, { status: 503 })),
+      () => route.generate(request).then(() => undefined, (e) => e));
+    assertEq([error?.name, error?.status, refused.cancelled], ["HttpError", 503, true], "a refused answer's body is cancelled");
+
+    const failing = {};
+    const stream = await withFetch(
+      () => Promise.resolve(sseResponse([textEvent("Hi there. "), 'data: {"error":{"message":"overloaded"}}\n\n'], failing)),
+      () => route.generate(request));
+    const read = await readAll(stream);
+    assertEq(read.chunks, ["Hi there. "], "the text before the error event");
+    assert(read.error instanceof Error && read.error.name === "StreamError", `then a StreamError: ${read.error}`);
+    assertEq(failing.cancelled, true, "the body is released after the error event");
+
+    const stopped = {};
+    const open = await withFetch(() => Promise.resolve(sseResponse([textEvent("One. "), textEvent("Two. ")], stopped)),
+      () => route.generate(request));
+    const reader = open.getReader();
+    assertEq((await reader.read()).value, "One. ", "first chunk");
+    await reader.cancel();
+    assertEq(stopped.cancelled, true, "cancelling the answer stream cancels the body");
+
+    const missing = await route.generate(undefined).then(() => undefined, (e) => e);
+    assert(missing instanceof TypeError, `generate without a request rejects with a TypeError: ${missing}`);
+    const offline = await withFetch(() => Promise.reject(new TypeError("Failed to fetch")), () => route.generate(request).then(() => undefined, (e) => e));
+    assert(offline instanceof TypeError && offline.message === "Failed to fetch", "a network error is passed on as it is");
   },
 };
 
