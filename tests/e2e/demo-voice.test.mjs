@@ -28,8 +28,11 @@ const errors = [];
 before(async () => {
   if (skip) return;
   stack = await startDevStack({ port: 0, upstream: null });
-  // A second of silence, the sentence, then silence: played once (%noloop) as the microphone.
-  const wav = speechWav(SPOKEN, { rate: 16000, padMs: 1000 });
+  // Silence, the sentence, then silence: played once (%noloop) as the microphone. The file starts
+  // when the page opens the device, before the capture worklet runs: 2.5 s of lead-in covers that
+  // set-up even when the audio output starts slowly (1 s lost the first words under PulseAudio).
+  // Ava's weather answer (about 6 s spoken) is still playing when the reopened microphone speaks.
+  const wav = speechWav(SPOKEN, { rate: 16000, padMs: 2500 });
   browser = await launchChromium([`--use-file-for-fake-audio-capture=${wav}%noloop`]);
   page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
   page.on("console", (message) => message.type() === "error" && errors.push(message.text()));
