@@ -63,3 +63,12 @@ extern "C" {
     #[wasm_bindgen(js_name = classifyError)]
     pub(crate) fn classify_error(error: &JsValue) -> u32;
 }
+
+#[wasm_bindgen]
+extern "C" {
+    // The global functions, so the module works in windows and workers alike.
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub(crate) fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    pub(crate) fn clear_timeout(id: &JsValue);
+}
