@@ -1,0 +1,173 @@
+//! What the transcriber tells its shell: its state, its errors, its counters and its actions.
+
+use std::fmt;
+
+/// Where the transcriber is. `Stopped` and `Failed` are terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Created, not started: audio is buffered.
+    Idle,
+    /// Waiting for `provision()`.
+    Provisioning,
+    /// Waiting for the socket to open.
+    Connecting,
+    /// The socket is open and audio flows (also while a `stop` drains the last transcripts).
+    Open,
+    /// Waiting out a backoff delay before reconnecting or provisioning again.
+    Backoff,
+    /// Stopped by the app (R4). Terminal.
+    Stopped,
+    /// Gave up; the reason went out as a terminal [`TranscriberError`]. Terminal.
+    Failed,
+}
+
+impl State {
+    /// The name JS sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Provisioning => "provisioning",
+            State::Connecting => "connecting",
+            State::Open => "open",
+            State::Backoff => "backoff",
+            State::Stopped => "stopped",
+            State::Failed => "failed",
+        }
+    }
+
+    /// Whether nothing will happen any more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, State::Stopped | State::Failed)
+    }
+}
+
+/// What went wrong. Only [`TranscriberError::AudioDropped`] is not terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TranscriberError {
+    /// Audio waiting for a socket went over the buffer bound; the oldest frames were dropped.
+    AudioDropped {
+        /// Frames dropped since the last report.
+        frames: u64,
+        /// Their duration in milliseconds.
+        ms: u64,
+        /// Frames dropped since the transcriber was created.
+        total_frames: u64,
+    },
+    /// Sessions died more often than `maxReprovisionsPerWindow` allows (R3).
+    ReprovisionLimit,
+    /// `provision()` failed with an HTTP status that asking again will not fix.
+    ProvisionRejected {
+        /// The status; 0 never gets here (network errors are retried).
+        status: u16,
+    },
+    /// `provision()` resolved without a `ws://` or `wss://` URL, or the browser refused it.
+    InvalidUrl,
+    /// Sessions died by R5 (a URL that never opens, `end_session`) more often than
+    /// `maxReprovisionsPerWindow` allows.
+    DeadSession,
+    /// `provision()` failed this many times in a row without an HTTP status (L7).
+    ProvisionExhausted {
+        /// The failures in a row: `max_provision_attempts`.
+        attempts: u32,
+    },
+}
+
+impl TranscriberError {
+    /// The `code` JS sees.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TranscriberError::AudioDropped { .. } => "audio_dropped",
+            TranscriberError::ReprovisionLimit => "reprovision_limit",
+            TranscriberError::ProvisionRejected { .. } => "provision_rejected",
+            TranscriberError::InvalidUrl => "invalid_url",
+            TranscriberError::DeadSession => "dead_session",
+            TranscriberError::ProvisionExhausted { .. } => "provision_exhausted",
+        }
+    }
+
+    /// Whether the transcriber failed with it.
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, TranscriberError::AudioDropped { .. })
+    }
+}
+
+impl fmt::Display for TranscriberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TranscriberError::AudioDropped { frames, ms, .. } => write!(
+                f,
+                "{frames} audio frames ({ms} ms) dropped while disconnected: over bufferMs"
+            ),
+            TranscriberError::ReprovisionLimit => f.write_str(
+                "the live session ended too often within the re-provision window; gave up",
+            ),
+            TranscriberError::ProvisionRejected { status } => {
+                write!(f, "provision() failed with HTTP {status}; gave up")
+            }
+            TranscriberError::InvalidUrl => {
+                f.write_str("provision() gave no usable ws:// or wss:// url")
+            }
+            TranscriberError::DeadSession => f.write_str(
+                "the live session was dead (its url never opened, or the server ended it) too \
+                 often within the re-provision window; gave up",
+            ),
+            TranscriberError::ProvisionExhausted { attempts } => write!(
+                f,
+                "provision() failed {attempts} times in a row without an HTTP status (it threw, \
+                 the network failed, or it timed out); gave up"
+            ),
+        }
+    }
+}
+
+/// Counters since creation, for the `stats` getter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Frames handed to an open socket, resends included.
+    pub frames_sent: u64,
+    /// Of those, frames sent again because their socket closed before they were confirmed.
+    pub frames_resent: u64,
+    /// Frames waiting for a socket right now.
+    pub frames_buffered: u64,
+    /// Frames dropped over the buffer bound before they were ever sent.
+    pub frames_dropped: u64,
+    /// Frames still waiting when the transcriber stopped or failed: never sent.
+    pub frames_discarded: u64,
+    /// Sockets created.
+    pub connections: u64,
+    /// `provision()` calls.
+    pub provisions: u64,
+    /// Server messages that were not JSON objects with a `type`, incomplete transcripts, or
+    /// text over `max_message_bytes`.
+    pub malformed_messages: u64,
+    /// Server messages of an unknown `type`.
+    pub unknown_messages: u64,
+}
+
+/// What the shell must do next, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Call `provision()`; answer with `on_provisioned` or `on_provision_failed`.
+    Provision,
+    /// Abort the pending `provision()` (fire its signal) and ignore how it settles (L7).
+    CancelProvision,
+    /// Close any socket and open one to this URL; answer with `on_open`/`on_close`.
+    Connect(String),
+    /// Send these bytes as one binary frame on the open socket.
+    Send(Vec<u8>),
+    /// Send [`STOP_RECORDING`](crate::core::gladia::STOP_RECORDING) as a text frame on the open socket.
+    SendStopRecording,
+    /// Close the socket (code 1000) and report nothing more from it.
+    Close,
+    /// The state changed.
+    StateChanged(State),
+    /// A partial transcript, for captions only (T1), of utterance number `utterance`.
+    Partial { text: String, utterance: u64 },
+    /// A final transcript; `utterance` counts finals from 1.
+    Final { text: String, utterance: u64 },
+    /// The user started talking: utterance number `utterance` begins (barge-in).
+    SpeechStart { utterance: u64 },
+    /// Report an error; a terminal one comes right before `StateChanged(Failed)`.
+    Error(TranscriberError),
+}
