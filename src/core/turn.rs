@@ -50,7 +50,7 @@ pub use crate::core::turn_output::{Action, Event};
 /// A running turn and its timers.
 #[derive(Debug)]
 struct ActiveTurn {
-    /// The turn id, shared with its filings in `TurnLadder::wakeups`.
+    /// The turn id: the key in `TurnLadder::active`, shared with its filings in `wakeups`.
     id: Rc<str>,
     record: TurnRecord,
     /// When the running, uncommitted attempt times out; `None` when no such attempt runs.
@@ -92,7 +92,7 @@ impl ActiveTurn {
 pub struct TurnLadder {
     config: TurnConfig,
     /// Running turns.
-    active: FxHashMap<String, ActiveTurn>,
+    active: FxHashMap<Rc<str>, ActiveTurn>,
     /// Settled records kept for `turn` and for idempotent starts.
     settled: FxHashMap<String, TurnRecord>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
@@ -228,10 +228,11 @@ impl TurnLadder {
             accepted_text: None,
             recovery_reason: None,
         };
+        let id: Rc<str> = Rc::from(turn_id);
         self.active.insert(
-            turn_id.to_owned(),
+            Rc::clone(&id),
             ActiveTurn {
-                id: Rc::from(turn_id),
+                id,
                 record,
                 attempt_deadline: None,
                 delivery: None,
@@ -548,7 +549,7 @@ pub fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
 
 /// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
 /// under that time.
-fn is_filed(active: &FxHashMap<String, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
+fn is_filed(active: &FxHashMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
     move |turn_id, seq, at| {
         active
             .get(turn_id)

@@ -45,10 +45,6 @@ impl Ord for Wakeup {
     }
 }
 
-/// Whether an entry is still the turn's current filing: `(turn_id, seq, at)`.
-pub(super) trait Current: Fn(&str, u64, Millis) -> bool {}
-impl<F: Fn(&str, u64, Millis) -> bool> Current for F {}
-
 #[derive(Debug, Default)]
 pub(super) struct Wakeups {
     heap: BinaryHeap<Wakeup>,
@@ -65,8 +61,13 @@ impl Wakeups {
         self.heap.peek().map(|wakeup| wakeup.at)
     }
 
-    /// Takes the earliest current filing due at `now`, skipping stale ones.
-    pub(super) fn pop_due(&mut self, now: Millis, current: impl Current) -> Option<Rc<str>> {
+    /// Takes the earliest current filing due at `now`, skipping stale ones. `current(turn_id,
+    /// seq, at)` says whether a filing is still its turn's current one.
+    pub(super) fn pop_due(
+        &mut self,
+        now: Millis,
+        current: impl Fn(&str, u64, Millis) -> bool,
+    ) -> Option<Rc<str>> {
         while let Some(top) = self.heap.peek() {
             if top.at > now {
                 return None;
@@ -81,7 +82,7 @@ impl Wakeups {
 
     /// Drops stale filings at the top (so `next` is exact), and all of them once they outnumber
     /// the `live` turns: memory stays proportional to the running turns.
-    pub(super) fn prune(&mut self, live: usize, current: impl Current) {
+    pub(super) fn prune(&mut self, live: usize, current: impl Fn(&str, u64, Millis) -> bool) {
         if self.heap.len() > 2 * live + 32 {
             self.heap
                 .retain(|wakeup| current(&wakeup.turn_id, wakeup.seq, wakeup.at));
