@@ -2,6 +2,7 @@
 //! global `fetch` with the attempt's `AbortSignal`, its body handed on as a stream of text.
 
 use crate::web::answer_stream::text_stream;
+use crate::web::glue;
 use crate::web::js_object::JsObject;
 use crate::web::promise::{discard, ignore, then};
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
@@ -10,12 +11,6 @@ use web_sys::{RequestInit, Response};
 
 #[wasm_bindgen]
 extern "C" {
-    // The global `fetch`, so the route works in a window, a worker and Node alike.
-    #[wasm_bindgen(catch, js_name = fetch)]
-    fn global_fetch(url: &JsValue, init: &RequestInit) -> Result<Promise, JsValue>;
-    // `Object.assign` as a `catch` binding: an app object's getter may throw.
-    #[wasm_bindgen(catch, js_namespace = Object, js_name = assign)]
-    fn assign(target: &Object, source: &JsValue) -> Result<Object, JsValue>;
     // `messages.push(...history)`: any iterable, and a throwing one is an error, not a trap.
     #[wasm_bindgen(catch, variadic, js_namespace = ["Array", "prototype", "push"], js_name = call)]
     fn push_each(messages: &Array, items: &JsValue) -> Result<u32, JsValue>;
@@ -69,7 +64,7 @@ fn post(spec: &ChatSpec, request: &JsValue) -> Result<Promise, JsValue> {
     init.set_headers(&headers(spec, &request_id)?.into());
     init.set_body(&body(spec, &messages)?.into());
 
-    Ok(then(&global_fetch(&spec.url, &init)?, &spec.on_response))
+    Ok(then(&glue::fetch(&spec.url, &init)?, &spec.on_response))
 }
 
 /// The response: its body as the answer stream when it is OK, else an `HttpError`.
@@ -113,12 +108,13 @@ fn headers(spec: &ChatSpec, request_id: &JsValue) -> Result<Object, JsValue> {
         .set("idempotency-key", request_id.clone())
         .build()
         .unchecked_into();
-    assign(&headers, &spec.headers)
+    // `try_assign`: an app object's getter may throw.
+    Object::try_assign(&headers, spec.headers.unchecked_ref())
 }
 
 /// `JSON.stringify({ ...body, model, messages, stream: true })`.
 fn body(spec: &ChatSpec, messages: &Array) -> Result<JsString, JsValue> {
-    let body = assign(&Object::new(), &spec.body)?;
+    let body = Object::try_assign(&Object::new(), spec.body.unchecked_ref())?;
     for (key, value) in [
         ("model", spec.model.clone()),
         ("messages", messages.into()),

@@ -66,7 +66,9 @@ extern "C" {
 
 #[wasm_bindgen]
 extern "C" {
-    // The global functions, so the module works in windows and workers alike.
+    // The global functions, so the module works in windows, workers and Node alike.
+    #[wasm_bindgen(catch, js_name = fetch)]
+    pub(crate) fn fetch(url: &JsValue, init: &web_sys::RequestInit) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     pub(crate) fn set_timeout(handler: &Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]

@@ -2,18 +2,12 @@
 //! from the page with the key (anyone who opens the page can read it), through the global
 //! `fetch` with the transcriber's `AbortSignal`.
 
+use crate::web::glue;
 use crate::web::js_object::JsObject;
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
-use web_sys::Response;
-
-#[wasm_bindgen]
-extern "C" {
-    // The global `fetch`, so the provisioner works in windows and workers alike.
-    #[wasm_bindgen(js_name = fetch)]
-    fn global_fetch(url: &str, init: &JsValue) -> Promise;
-}
+use web_sys::{RequestInit, Response};
 
 /// The provisioner function: `({ signal }) => Promise<{ id, url }>`. Its body, PCM16 mono 16 kHz
 /// with `config` merged over it, is serialized once, here; a `config` whose getters throw is
@@ -54,13 +48,13 @@ async fn post(
         .set("content-type", "application/json")
         .set("x-gladia-key", api_key)
         .build();
-    let init = JsObject::new()
-        .set("method", "POST")
-        .set("signal", signal)
-        .set("headers", headers)
-        .set("body", body.clone())
-        .build();
-    let response: Response = JsFuture::from(global_fetch(endpoint, &init))
+    let init = RequestInit::new();
+    init.set_method("POST");
+    // Set as given: `undefined` is the same as no signal.
+    init.set_signal(Some(signal.unchecked_ref()));
+    init.set_headers(&headers);
+    init.set_body(body);
+    let response: Response = JsFuture::from(glue::fetch(&JsValue::from_str(endpoint), &init)?)
         .await?
         .dyn_into()?;
     if !response.ok() {
