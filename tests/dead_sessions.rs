@@ -161,22 +161,38 @@ fn policy_provisioning_without_a_status_stops_at_the_fifth_in_a_row() {
 }
 
 #[test]
-fn policy_a_provisioned_session_or_a_status_resets_nothing_but_success_does() {
+fn policy_only_a_provisioned_session_resets_the_run_of_failures() {
     let mut policy = exact_policy();
-    for i in 0..4u64 {
+    for i in 0..3u64 {
         let _ = policy.on_provision_failed(0, Millis(i));
     }
     let with_status = policy.on_provision_failed(503, Millis(5));
     assert_eq!(with_status.action, ReconnectAction::Reprovision);
-    assert_eq!(
-        policy.provision_failures(),
-        4,
-        "a 503 neither counts nor resets"
-    );
+    assert_eq!(policy.provision_failures(), 4, "a 503 counts too");
     policy.on_provisioned();
     assert_eq!(policy.provision_failures(), 0);
     for i in 0..4u64 {
         assert!(!policy.on_provision_failed(0, Millis(10 + i)).is_stop());
+    }
+}
+
+/// L7: a backend that answers 503, 429 or 408 for ever (or fails with no status) ends the run
+/// after `max_provision_attempts`: `start()` settles. Before, only status-less failures counted
+/// and a 503 for ever was retried for ever.
+#[test]
+fn policy_a_retryable_status_for_ever_stops_after_max_provision_attempts() {
+    for status in [503, 429, 408, 500, 0] {
+        let mut policy = exact_policy();
+        let decisions: Vec<_> = (0..5u64)
+            .map(|i| policy.on_provision_failed(status, Millis(i * 100_000)))
+            .collect();
+        let stops: Vec<bool> = decisions.iter().map(|d| d.is_stop()).collect();
+        assert_eq!(stops, [false, false, false, false, true], "status {status}");
+        assert_eq!(
+            decisions[4].reason,
+            ReconnectReason::ProvisionExhausted,
+            "status {status}"
+        );
     }
 }
 

@@ -317,7 +317,8 @@ proptest! {
         }
     }
 
-    /// L7: failures without an HTTP status never go on past `max_provision_attempts` in a row.
+    /// L7: retryable failures (no status, 408, 429, 5xx) never go on past `max_provision_attempts`
+    /// in a row.
     #[test]
     fn provisioning_without_a_status_fails_at_most_max_times_in_a_row(
         config in config(),
@@ -333,7 +334,7 @@ proptest! {
                 Input::Provisioned => { policy.on_provisioned(); in_a_row = 0; }
                 Input::ProvisionFailed(status) => {
                     let decision = policy.on_provision_failed(*status, now);
-                    if *status == 0 {
+                    if matches!(*status, 0 | 408 | 429 | 500..=599) {
                         in_a_row += 1;
                         if in_a_row >= limit {
                             prop_assert!(decision.is_stop());

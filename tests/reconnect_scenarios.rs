@@ -257,7 +257,10 @@ fn full_jitter_stays_within_the_cap_and_replays_for_a_seed() {
 
 #[test]
 fn transient_provisioning_failures_back_off_and_provision_again() {
-    let mut policy = policy(exact());
+    let mut policy = policy(ReconnectConfig {
+        max_provision_attempts: 10,
+        ..exact()
+    });
     let mut delays = Vec::new();
     for (i, status) in [0, 408, 429, 500, 503, 599].into_iter().enumerate() {
         let decision = policy.on_provision_failed(status, Millis(i as u64 * 100_000));
@@ -271,7 +274,10 @@ fn transient_provisioning_failures_back_off_and_provision_again() {
 
 #[test]
 fn provisioning_retries_do_not_count_toward_the_reprovision_window() {
-    let mut policy = policy(exact());
+    let mut policy = policy(ReconnectConfig {
+        max_provision_attempts: 100,
+        ..exact()
+    });
     assert_eq!(policy.on_close(4403, Millis(0)).action, Reprovision);
     for i in 1..=20 {
         assert_eq!(

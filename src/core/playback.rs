@@ -36,6 +36,9 @@ pub struct Scheduled {
     pub start: f64,
     /// True for the first buffer of a turn's playback: the shell reports `onPlaybackStart`.
     pub first_of_turn: bool,
+    /// True for a later buffer of the turn that starts after silence (the line had run dry):
+    /// the agent starts sounding again, which restarts the session's echo guard (V4).
+    pub after_silence: bool,
 }
 
 /// How much of one chunk played, for heard text (P3).
@@ -143,6 +146,7 @@ impl PlaybackSchedule {
             let Some(duration) = chunk.duration else {
                 break; // keep enqueue order: wait for this decode
             };
+            let silent_before = self.cursor < now;
             let start = if self.cursor > now { self.cursor } else { now };
             chunk.start = Some(start);
             self.cursor = start + duration;
@@ -153,6 +157,7 @@ impl PlaybackSchedule {
                 turn_id: chunk.turn_id.clone(),
                 start,
                 first_of_turn,
+                after_silence: silent_before && !first_of_turn,
             });
         }
         if let Some(first) = out.first() {
@@ -295,6 +300,10 @@ mod tests {
         let starts: Vec<(u64, f64)> = scheduled.iter().map(|s| (s.seq, s.start)).collect();
         assert_eq!(starts, [(a, 1.0), (b, 1.5), (c, 1.7)]);
         assert!(scheduled[0].first_of_turn && !scheduled[1].first_of_turn);
+        assert!(
+            !scheduled[1].after_silence && !scheduled[2].after_silence,
+            "gapless"
+        );
     }
 
     #[test]
@@ -348,6 +357,7 @@ mod tests {
         let scheduled = schedule.schedule(3.0, true);
         assert_eq!(scheduled[0].start, 3.0);
         assert!(!scheduled[0].first_of_turn, "same turn, continued");
+        assert!(scheduled[0].after_silence, "after the line ran dry");
         assert!((schedule.heard_ms("t1", 3.1) - 600.0).abs() < 1e-6);
         assert_eq!(schedule.ended(b, 3.6).unwrap().turn_id, "t1");
         assert_eq!(schedule.ended(b, 3.6), None);

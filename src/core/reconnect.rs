@@ -19,9 +19,9 @@
 //!   re-provision, counted by R3's window; with the window spent, stop with
 //!   [`ReconnectReason::DeadSession`] (a browser reports an upgrade refused with HTTP 404 as 1006,
 //!   so R2 alone never sees a dead token);
-//! - **L7** provisioning failures without an HTTP status (a thrown error, a network failure, a
-//!   timeout) are retried at most `max_provision_attempts` times in a row, counting the first
-//!   call: then stop with [`ReconnectReason::ProvisionExhausted`];
+//! - **L7** retryable provisioning failures (no HTTP status — a thrown error, a network failure,
+//!   a timeout — or 408, 429, 5xx) are retried at most `max_provision_attempts` times in a row,
+//!   counting the first call: then stop with [`ReconnectReason::ProvisionExhausted`];
 //! - any other close: the same URL again after an exponential backoff with full jitter;
 //! - provisioning failures (network, 408, 429, 5xx) back off the same way and provision again;
 //!   any other status stops ([`ReconnectPolicy::on_provision_failed`]).
@@ -68,8 +68,8 @@ pub struct ReconnectConfig {
     /// Consecutive failed connects (closed before open) to one URL that make it dead (R5).
     /// 0 behaves as 1.
     pub max_failed_connects: u32,
-    /// Consecutive `provision()` calls that may fail without an HTTP status before the policy
-    /// gives up (L7). 0 behaves as 1.
+    /// Consecutive `provision()` calls that may fail with a retryable failure (no HTTP status,
+    /// 408, 429, 5xx) before the policy gives up (L7). 0 behaves as 1.
     pub max_provision_attempts: u32,
 }
 
@@ -152,7 +152,7 @@ pub enum ReconnectReason {
     SessionEnded,
     /// A session died by R5 with the re-provision window already full: stop (R3).
     DeadSession,
-    /// `max_provision_attempts` provisioning failures without an HTTP status in a row: stop (L7).
+    /// `max_provision_attempts` retryable provisioning failures in a row: stop (L7).
     ProvisionExhausted,
 }
 
@@ -222,7 +222,7 @@ pub struct ReconnectPolicy {
     stopped: Option<ReconnectReason>,
     /// Sockets in a row that closed before they opened, on the current URL (R5).
     failed_connects: u32,
-    /// Provisioning failures without an HTTP status since the last success (L7).
+    /// Retryable provisioning failures since the last success (L7).
     provision_failures: u32,
 }
 
@@ -265,7 +265,7 @@ impl ReconnectPolicy {
         self.failed_connects
     }
 
-    /// Provisioning failures without an HTTP status in a row (L7).
+    /// Retryable provisioning failures in a row (L7).
     pub fn provision_failures(&self) -> u32 {
         self.provision_failures
     }
@@ -352,16 +352,16 @@ impl ReconnectPolicy {
     /// succeeded yet. They are bounded by the backoff instead: at most one per `max_delay_ms`
     /// once the schedule reaches its cap, and never faster than the schedule allows.
     ///
-    /// L7: a failure without a status is the `n`-th in a row (since the last
+    /// L7: a retryable failure (no status, 408, 429, 5xx) is the `n`-th in a row (since the last
     /// [`ReconnectPolicy::on_provisioned`]); the `max_provision_attempts`-th stops with
-    /// [`ReconnectReason::ProvisionExhausted`]. Failures with a transient status are neither
-    /// counted nor end the run: the backoff bounds them.
+    /// [`ReconnectReason::ProvisionExhausted`]. A backend that answers 503 for ever must not keep
+    /// `start()` pending for ever.
     pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) -> Decision {
         self.forget_old_reprovisions(now);
         if let Some(reason) = self.stopped {
             return Decision::stop(reason);
         }
-        if http_status_or_zero == 0 {
+        if is_transient_provision_failure(http_status_or_zero) {
             self.provision_failures = self.provision_failures.saturating_add(1);
             if self.provision_failures >= self.config.max_provision_attempts {
                 return self.stop(ReconnectReason::ProvisionExhausted);

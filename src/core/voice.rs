@@ -36,6 +36,30 @@ enum RecoveryAudio {
     Cached,
 }
 
+/// What became of one answer sentence by the time its turn was cut (P3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Its audio played to the end (the chunk ended).
+    Played,
+    /// Synthesis or decoding failed: it was never spoken and is left out.
+    Skipped,
+    /// Its audio went to the player: the audio clock says how much played.
+    Cut(u64),
+    /// Not yet synthesized: nothing of it played.
+    Unplayed,
+}
+
+impl Fate {
+    fn of(sentence: &Sentence) -> Self {
+        match (sentence.job, sentence.enqueued, sentence.finished) {
+            (Some(_), true, true) => Fate::Played,
+            (Some(job), true, false) => Fate::Cut(job),
+            (_, false, true) => Fate::Skipped,
+            _ => Fate::Unplayed,
+        }
+    }
+}
+
 /// The voice session's decisions. See the module doc.
 #[derive(Debug)]
 pub struct VoiceCore {
@@ -48,7 +72,7 @@ pub struct VoiceCore {
     /// When the current playback started, for the echo guard.
     playback_started_at: Option<Millis>,
     /// Sentences of turns cut by a barge-in, until the player says what played of them.
-    cut_turns: Vec<(String, Vec<(u64, String)>)>,
+    cut_turns: Vec<(String, Vec<(Fate, String)>)>,
     actions: VecDeque<VoiceAction>,
 }
 
@@ -106,7 +130,8 @@ impl VoiceCore {
         self.set_state(VoiceState::Thinking);
     }
 
-    /// A partial transcript: a caption, and a barge-in when long enough (V4).
+    /// A partial transcript: a caption, and a barge-in when long enough and outside the echo
+    /// guard (V4).
     pub fn on_partial(&mut self, text: &str, now: Millis) {
         if self.state.is_terminal() {
             return;
@@ -115,20 +140,26 @@ impl VoiceCore {
             text: text.to_owned(),
             is_final: false,
         });
-        if text.trim().chars().count() >= self.config.min_partial_chars.max(1) {
+        let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
+        if long_enough && !self.in_echo_guard(now) {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
     }
 
     /// The user started speaking: a barge-in unless within the echo guard of a playback (V4).
     pub fn on_speech_start(&mut self, now: Millis) {
-        let guarded = self.state == VoiceState::Speaking
-            && self
-                .playback_started_at
-                .is_some_and(|at| now < at.after(self.config.echo_guard_ms));
-        if !guarded {
+        if !self.in_echo_guard(now) {
             self.barge_in_and_listen(BargeInCause::SpeechStart, now);
         }
+    }
+
+    /// V4: the first `echo_guard_ms` of every playback start (the agent starts sounding after
+    /// silence), while the agent speaks, hear only the agent's own echo.
+    fn in_echo_guard(&self, now: Millis) -> bool {
+        self.state == VoiceState::Speaking
+            && self
+                .playback_started_at
+                .is_some_and(|at| now < at.after(self.config.echo_guard_ms))
     }
 
     /// `interrupt()` from the app (a button): a barge-in.
@@ -212,7 +243,8 @@ impl VoiceCore {
         self.check_done();
     }
 
-    /// The player started the first audio of `turn_id`.
+    /// The player started sounding `turn_id`: its first audio, or audio again after the line
+    /// ran dry (a slow synthesis or decode). Either restarts the echo guard (V4).
     pub fn on_playback_started(&mut self, turn_id: &str, now: Millis) {
         if self.current_turn() == Some(turn_id) && !self.state.is_terminal() {
             self.playback_started_at = Some(now);
@@ -238,14 +270,26 @@ impl VoiceCore {
             return;
         };
         let (_, texts) = self.cut_turns.swap_remove(index);
+        // P3: only the audio clock says what played. A sentence whose chunk ended played in
+        // full; a skipped one was never spoken; any other without a measured chunk (still
+        // synthesizing, decoding, waiting for a gesture, dropped) played nothing.
         let spoken: Vec<SpokenSentence<'_>> = texts
             .iter()
-            .map(|(job, text)| {
-                let heard = chunks.iter().find(|(played_job, _)| played_job == job);
+            .filter(|(fate, _)| *fate != Fate::Skipped)
+            .map(|(fate, text)| {
+                let measured = match fate {
+                    Fate::Played => Some((1.0, 1.0)),
+                    Fate::Cut(job) => chunks
+                        .iter()
+                        .find(|(played_job, _)| played_job == job)
+                        .map(|(_, chunk)| (chunk.duration_ms, chunk.played_ms)),
+                    Fate::Skipped | Fate::Unplayed => None,
+                };
+                let (duration_ms, played_ms) = measured.unwrap_or((f64::INFINITY, 0.0));
                 SpokenSentence {
                     text,
-                    duration_ms: heard.map_or(1.0, |(_, chunk)| chunk.duration_ms),
-                    played_ms: heard.map_or(0.0, |(_, chunk)| chunk.played_ms),
+                    duration_ms,
+                    played_ms,
                 }
             })
             .collect();
@@ -451,7 +495,8 @@ impl VoiceCore {
             return;
         };
         self.playback_started_at = None;
-        if !turn.settled_text() {
+        let never_started = self.drop_queued_work(&turn.turn_id);
+        if !turn.settled_text() && !never_started {
             self.push(VoiceAction::InterruptTurn {
                 turn_id: turn.turn_id.clone(),
             });
@@ -464,11 +509,11 @@ impl VoiceCore {
                 self.push(VoiceAction::AbortSynthesis { job });
             }
         }
-        let answer: Vec<(u64, String)> = turn
+        let answer: Vec<(Fate, String)> = turn
             .sentences
             .iter()
             .filter(|sentence| !sentence.recovery)
-            .map(|sentence| (sentence.job.unwrap_or(u64::MAX), sentence.text.clone()))
+            .map(|sentence| (Fate::of(sentence), sentence.text.clone()))
             .collect();
         if turn.any_enqueued() {
             if !answer.is_empty() {
@@ -487,6 +532,34 @@ impl VoiceCore {
                 text: String::new(),
             });
         }
+    }
+
+    /// V5: work queued for `turn_id` before it ended is never performed (a re-entrant `stop()`,
+    /// `free()` or `interrupt()` from a callback runs while earlier actions still wait). A queued
+    /// `Play` gives its audio back with `AbortSynthesis`. Returns whether the turn's own
+    /// `StartTurn` was still queued (then the controller never saw it).
+    fn drop_queued_work(&mut self, turn_id: &str) -> bool {
+        let mut start_dropped = false;
+        let mut released = Vec::new();
+        self.actions.retain(|action| match action {
+            VoiceAction::StartTurn { turn_id: id, .. } if id == turn_id => {
+                start_dropped = true;
+                false
+            }
+            VoiceAction::Synthesize { turn_id: id, .. }
+            | VoiceAction::Event(VoiceEvent::TtsStarted { turn_id: id, .. }) => id != turn_id,
+            VoiceAction::Play {
+                job, turn_id: id, ..
+            } if id == turn_id => {
+                released.push(*job);
+                false
+            }
+            _ => true,
+        });
+        for job in released {
+            self.push(VoiceAction::AbortSynthesis { job });
+        }
+        start_dropped
     }
 
     /// A barge-in that leaves the session listening (speech, a partial, a button).

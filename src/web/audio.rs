@@ -28,6 +28,8 @@ const RENDER_QUANTUM_FRAMES: f64 = 128.0;
 pub(crate) enum PlayerEvent {
     /// The first buffer of a turn's playback was scheduled.
     Start(String),
+    /// A later buffer of the turn was scheduled after silence: the agent sounds again.
+    Resumed(String),
     /// A turn's audio ran out or was stopped; heard milliseconds from the audio clock.
     End(String, f64),
     /// One chunk played to its end.
@@ -255,6 +257,8 @@ impl AudioOut {
             }
             if chunk.first_of_turn {
                 events.push(PlayerEvent::Start(chunk.turn_id));
+            } else if chunk.after_silence {
+                events.push(PlayerEvent::Resumed(chunk.turn_id));
             }
         }
         let waiting = !running && self.schedule.borrow().is_busy();

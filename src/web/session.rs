@@ -221,7 +221,7 @@ impl VoiceSession {
     /// Barge-in from the app (a button): the turn stops, the agent falls silent.
     pub fn interrupt(&self) {
         if let Some(shared) = self.shared() {
-            driver::input(&shared, |core, now| core.interrupt(now));
+            shared.cut(|core, now| core.interrupt(now));
         }
     }
 
@@ -405,10 +405,25 @@ impl Shared {
     }
 
     fn stop(self: &Rc<Self>) -> Promise {
-        driver::input(self, |core, now| core.stop(now));
+        self.cut(|core, now| core.stop(now));
         match &self.transcriber {
             Some(transcriber) => transcriber.stop(),
             None => Promise::resolve(&JsValue::UNDEFINED),
+        }
+    }
+
+    /// Feeds a stop or an interrupt, and interrupts the cut turn in the controller at once (V5).
+    /// Called from a callback inside the controller's own `run` (its `onEvent`), the session's
+    /// queued `InterruptTurn` would come only after `run` returned, its route already called.
+    fn cut(self: &Rc<Self>, input: impl FnOnce(&mut VoiceCore, Millis)) {
+        let turn = self
+            .driver
+            .read(|core| core.current_turn().map(str::to_owned))
+            .flatten();
+        driver::input(self, input);
+        if let Some(turn) = turn {
+            // False (and harmless) for a turn the controller never saw or already settled.
+            let _ = self.controller.interrupt(JsValue::from_str(&turn));
         }
     }
 

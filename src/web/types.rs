@@ -139,7 +139,7 @@ export interface ReconnectPolicyOptions {
   randomSeed?: number;
   /** Sockets in a row that close before they open (e.g. an upgrade refused with HTTP 404) that make a URL dead: re-provision (R5). Default 3. */
   maxFailedConnects?: number;
-  /** `provision()` failures without an HTTP status (thrown, network, timeout) in a row before giving up (L7). Default 5. */
+  /** Retryable `provision()` failures (thrown, network, timeout, 408, 429, 5xx) in a row before giving up (L7). Default 5. */
   maxProvisionAttempts?: number;
 }
 

@@ -66,7 +66,7 @@ pub enum TranscriberError {
     /// Sessions died by R5 (a URL that never opens, `end_session`) more often than
     /// `maxReprovisionsPerWindow` allows.
     DeadSession,
-    /// `provision()` failed this many times in a row without an HTTP status (L7).
+    /// `provision()` failed this many times in a row, each retryable (L7).
     ProvisionExhausted {
         /// The failures in a row: `max_provision_attempts`.
         attempts: u32,
@@ -114,8 +114,8 @@ impl fmt::Display for TranscriberError {
             ),
             TranscriberError::ProvisionExhausted { attempts } => write!(
                 f,
-                "provision() failed {attempts} times in a row without an HTTP status (it threw, \
-                 the network failed, or it timed out); gave up"
+                "provision() failed {attempts} times in a row (it threw, the network failed, it \
+                 timed out, or it answered 408, 429 or 5xx); gave up"
             ),
         }
     }

@@ -132,6 +132,9 @@ impl Shared {
                 self.emit_playback_started(&turn_id);
                 driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
             }
+            PlayerEvent::Resumed(turn_id) => {
+                driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
+            }
             PlayerEvent::ChunkEnded(seq) => {
                 if let Some(job) = job_of(seq) {
                     self.io.borrow_mut().chunks.remove(&job);

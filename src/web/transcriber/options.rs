@@ -157,7 +157,7 @@ export interface TranscriptMeta {
  * What `onError` receives. `terminal: true` comes once, right before the state becomes `failed`.
  * `dead_session`: sessions died by R5 (a URL whose socket never opens, or `end_session`) more often
  * than the re-provision window allows. `provision_exhausted`: `provision()` failed
- * `maxProvisionAttempts` times in a row without an HTTP status (threw, network, timeout).
+ * `maxProvisionAttempts` times in a row (threw, network, timeout, 408, 429, 5xx).
  * `worklet_blocked` (not terminal; also rejects `attachMicrophone`): the capture worklet could not
  * load, usually a CSP whose `script-src` does not allow `blob:` — pass `workletUrl`.
  */
