@@ -42,7 +42,10 @@ scenarios! {
     stop_twice_ends_the_microphone_and_nothing_reconnects => "stopTwiceEndsTheMicrophoneAndNothingReconnects",
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
     a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
-    the_echo_guard_ignores_speech_starts_but_a_long_partial_still_barges_in => "theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn",
+    the_echo_guard_ignores_speech_starts_and_partials_but_a_final_still_barges_in => "theEchoGuardIgnoresSpeechStartsAndPartialsButAFinalStillBargesIn",
+    barge_ins_in_every_gap_count_only_what_the_audio_clock_played => "bargeInsInEveryGapCountOnlyWhatTheAudioClockPlayed",
+    stop_free_or_interrupt_from_any_callback_leaves_no_stale_work => "stopFreeOrInterruptFromAnyCallbackLeavesNoStaleWork",
+    start_settles_when_provisioning_keeps_failing => "startSettlesWhenProvisioningKeepsFailing",
     a_suspended_context_asks_for_a_gesture_and_speaks_after_resume => "aSuspendedContextAsksForAGestureAndSpeaksAfterResume",
     bad_options_and_arguments_throw_named_errors => "badOptionsAndArgumentsThrowNamedErrors",
 }

@@ -137,7 +137,236 @@ function steps(events, turnId) {
   return events.filter((e) => SESSION_EVENTS.has(e.type) && e.turnId === turnId).map((e) => (e.index === undefined ? e.type : `${e.type}:${e.index}`));
 }
 
+/** Dev-stack counters of the LLM scenario `scenario` and of the TTS. */
+async function wireCounts(devstack, scenario) {
+  const stats = await (await fetch(`${devstack}/__stats`)).json();
+  return { llm: stats.llm.scenarios[scenario]?.requests ?? 0, tts: stats.tts.requests };
+}
+
+/** A route that asks the dev stack's mock LLM (non-streaming) under `scenario`, counted. */
+function wireRoute(devstack, scenario) {
+  const calls = [];
+  return {
+    name: "wire",
+    calls,
+    async generate({ input, signal }) {
+      calls.push(input);
+      const response = await fetch(`${devstack}/llm/${scenario}/v1/chat/completions`, {
+        method: "POST",
+        signal,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "mock", stream: false, messages: [{ role: "user", content: input }] }),
+      });
+      if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+      return (await response.json()).choices[0].message.content;
+    },
+  };
+}
+
+/** A deferred promise: `{ promise, resolve, reject }`. */
+function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((yes, no) => ((resolve = yes), (reject = no)));
+  return { promise, resolve, reject };
+}
+
 const scenarios = {
+  // P3: a barge-in in each gap of the speech path: heard text, onHeard and the history entry
+  // say only what the audio clock played.
+  async bargeInsInEveryGapCountOnlyWhatTheAudioClockPlayed({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const FIRST = "First we look outside.";
+      const SECOND = "Then we think about it for a long while.";
+      const results = {};
+      const run = async (gap, { suspended = false, hold = () => false, before }) => {
+        if (suspended) await context.suspend();
+        const held = [];
+        const synthesize = (text, { signal }) => {
+          if (hold(text)) {
+            const later = deferred();
+            held.push(later);
+            return later.promise;
+          }
+          return synthesizeFrom(devstack, text, { signal });
+        };
+        // Streams the first sentence, then the second only when told: the answer is still
+        // coming when the first sentence has played out.
+        const more = deferred();
+        const llm = {
+          name: "stream",
+          shareHistory: true,
+          async *generate() {
+            // The splitter knows a sentence has ended once the next one begins.
+            yield `${FIRST} ${SECOND.slice(0, 4)}`;
+            await more.promise;
+            yield SECOND.slice(4);
+          },
+        };
+        const seen = observer();
+        const session = make({ routes: [llm], recoveryText: RECOVERY, synthesize, audioContext: context, ...seen });
+        await session.start({ microphone: false });
+        const startsBefore = sources.starts.length;
+        session.sendText(`question ${gap}`);
+        await before({ session, seen, held, more, startsBefore });
+        session.interrupt();
+        await until(() => seen.log.heard.length === 1, 3000, `${gap}: the heard part`);
+        const heard = seen.log.heard[0][1];
+        const entry = session.history.find((message) => message.role === "assistant")?.content ?? "";
+        assertEq(heard, entry, `${gap}: onHeard is the history entry`);
+        const played = sources.starts.slice(startsBefore);
+        results[gap] = { heard, chunks: played.length };
+        await session.stop();
+        session.free();
+        if (suspended) await context.resume();
+        held.forEach((later) => later.resolve(new ArrayBuffer(0)));
+        more.resolve();
+        return heard;
+      };
+      const firstPlayedOut = async ({ session, seen, startsBefore }) => {
+        await until(() => sources.starts.length === startsBefore + 1, 5000, "the first sentence scheduled").catch((error) => {
+          throw new Error(`${error.message}: ${sources.starts.length - startsBefore} starts, ${session.state}, ${seen.log.events.map((e) => e.type + (e.index ?? ""))}`);
+        });
+        const first = sources.starts[startsBefore];
+        await untilAudioTime(context, first.when + first.duration + 0.05);
+        await until(() => session.state === "speaking", 1000, "still speaking: the answer goes on");
+      };
+      // While the next sentence is synthesized: the first played out, the second's synthesize pending.
+      assertEq(
+        await run("synthesizing", {
+          hold: (text) => text === SECOND,
+          before: async (ctx) => {
+            ctx.more.resolve();
+            await until(() => ctx.held.length === 1, 5000, "the second synthesize pending");
+            await firstPlayedOut(ctx);
+          },
+        }),
+        FIRST,
+        "synthesizing: the first sentence only",
+      );
+      // Right after the last chunk ended, the rest of the answer not yet streamed.
+      assertEq(await run("after the last chunk", { before: firstPlayedOut }), FIRST, "after the last chunk: the first sentence only");
+      // Between the accepted text and its first audio: synthesize pending.
+      assertEq(
+        await run("before the first audio", {
+          hold: () => true,
+          before: async ({ held }) => until(() => held.length === 1, 5000, "synthesize pending"),
+        }),
+        "",
+        "before the first audio: nothing",
+      );
+      // While the context is suspended: the audio waits for a gesture.
+      assertEq(
+        await run("suspended", {
+          suspended: true,
+          before: async ({ session }) => {
+            await until(() => session.state === "thinking", 1000, "thinking");
+            await sleep(600); // the first sentence's audio synthesized and queued, unplayed
+          },
+        }),
+        "",
+        "suspended: nothing",
+      );
+      return results;
+    });
+  },
+
+  // V5: stop(), free() and interrupt() from every session callback, a timer and an I/O event:
+  // no turn start, route call or synthesize afterwards, counted in the page and at the dev stack.
+  async stopFreeOrInterruptFromAnyCallbackLeavesNoStaleWork({ devstack, make }) {
+    const scenario = "comments"; // a scenario of the mock LLM no other session scenario uses
+    const cases = [
+      ["onCaption", (o, cut) => ({ onCaption: (text, isFinal) => isFinal && cut() })],
+      ["onStateChange thinking", (o, cut) => ({ onStateChange: (state) => state === "thinking" && cut() })],
+      ["onEvent turn_started", (o, cut) => ({ onEvent: (e) => e.type === "turn_started" && cut() })],
+      ["onEvent attempt_started", (o, cut) => ({ onEvent: (e) => e.type === "attempt_started" && cut() })],
+      ["controller.onEvent turn_started", (o, cut) => ({ controller: { onEvent: (e) => e.type === "turn_started" && cut() } })],
+      ["onSpeech", (o, cut) => ({ onSpeech: () => cut() })],
+      ["onEvent sentence_queued", (o, cut) => ({ onEvent: (e) => e.type === "sentence_queued" && cut() })],
+      ["onEvent tts_started", (o, cut) => ({ onEvent: (e) => e.type === "tts_started" && cut() })],
+      ["onTurn", (o, cut) => ({ onTurn: () => cut() })],
+      ["a timer", (o, cut) => ({ onSpeech: () => setTimeout(cut, 0) })],
+      ["an I/O event", (o, cut) => ({ onSpeech: () => fetch(`${devstack}/__stats`).then(() => cut()) })],
+    ];
+    const outcome = {};
+    for (const method of ["stop", "free", "interrupt"]) {
+      for (const [label, hook] of cases) {
+        const counts = { synthesize: 0 };
+        const llm = wireRoute(devstack, scenario);
+        let session;
+        let cutAt = null;
+        const cut = () => {
+          if (cutAt) return;
+          cutAt = { route: llm.calls.length, synthesize: counts.synthesize };
+          if (method === "stop") session.stop();
+          else if (method === "free") session.free();
+          else session.interrupt();
+        };
+        const synthesize = (text, { signal }) => {
+          counts.synthesize += 1;
+          return synthesizeFrom(devstack, text, { signal, delayMs: 50 });
+        };
+        const before = await wireCounts(devstack, scenario);
+        session = make({ routes: [llm], recoveryText: RECOVERY, synthesize, ...hook({}, cut) });
+        await session.start({ microphone: false });
+        session.sendText("what is the weather");
+        await until(() => cutAt !== null, 5000, `${method} from ${label}`);
+        // Long enough for any stale route call, synthesis or second turn to happen.
+        await sleep(400);
+        const after = await wireCounts(devstack, scenario);
+        const where = `${method} from ${label}`;
+        assertEq(llm.calls.length, cutAt.route, `${where}: no route call afterwards (page)`);
+        assertEq(counts.synthesize, cutAt.synthesize, `${where}: no synthesize afterwards (page)`);
+        // A route call aborted at once may never reach the dev stack: at most the page's calls.
+        assert(after.llm - before.llm <= llm.calls.length, `${where}: the dev stack saw no other route call`);
+        assert(after.tts - before.tts <= counts.synthesize, `${where}: the dev stack saw no other TTS call`);
+        if (method !== "interrupt") assertEq(session.state, "stopped", `${where}: stopped`);
+        outcome[where] = [llm.calls.length, counts.synthesize];
+        session.free();
+      }
+    }
+    return outcome;
+  },
+
+  // L7: a provision() answering 503, 429, 408, failing on the network or hanging, for ever:
+  // start() rejects after maxProvisionAttempts, with exactly one terminal onError.
+  async startSettlesWhenProvisioningKeepsFailing({ devstack, make }) {
+    const results = {};
+    for (const mode of ["provision503", "provision429", "provision408", "provision_reset", "provision_hang"]) {
+      const app = backend(devstack, mode);
+      let calls = 0;
+      const provision = (request) => {
+        calls += 1;
+        return app.provision(request);
+      };
+      const events = recorder();
+      const session = make({
+        routes: [route(() => "x")],
+        recoveryText: RECOVERY,
+        provision,
+        synthesize: () => new ArrayBuffer(8),
+        transcriber: { provisionTimeoutMs: 300, policy: { initialDelayMs: 10, maxDelayMs: 40, maxProvisionAttempts: 3 } },
+        ...events,
+      });
+      let error;
+      try {
+        await session.start({ microphone: false });
+      } catch (caught) {
+        error = caught;
+      }
+      assert(error, `${mode}: start() rejected`);
+      assertEq([error.code, error.terminal, calls], ["provision_exhausted", true, 3], `${mode}: after maxProvisionAttempts`);
+      await sleep(200);
+      const terminal = events.log.errors.filter((e) => e.terminal);
+      assertEq(terminal.map((e) => e.code), ["provision_exhausted"], `${mode}: one terminal onError`);
+      assertEq(calls, 3, `${mode}: nothing more after the failure`);
+      assertEq(session.state, "failed", `${mode}: the session failed`);
+      results[mode] = calls;
+      session.free();
+    }
+    return results;
+  },
+
   async aSpokenAnswerIsObservableStepByStepWithoutText({ devstack, make }) {
     return withAudio(async (context, sources) => {
       const app = backend(devstack);
@@ -475,27 +704,32 @@ const scenarios = {
     });
   },
 
-  async theEchoGuardIgnoresSpeechStartsButALongPartialStillBargesIn({ devstack, make }) {
+  async theEchoGuardIgnoresSpeechStartsAndPartialsButAFinalStillBargesIn({ devstack, make }) {
     return withAudio(async (context, sources) => {
       const app = backend(devstack);
       const events = recorder();
+      const seen = observer();
       const session = make({
         routes: [route(() => "A long answer that keeps playing for several seconds while the user starts to talk.")],
         recoveryText: RECOVERY,
         provision: app.provision,
         synthesize: tts(devstack).synthesize,
         audioContext: context,
-        bargeIn: { echoGuardMs: 60_000, minPartialChars: 5 },
+        bargeIn: { echoGuardMs: 1500, minPartialChars: 5 },
         ...events,
+        ...seen,
       });
       await session.start({ microphone: false });
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => session.state === "speaking", 5000, "speaking");
-      speak(session, 5); // speech_start inside the echo guard
+      const started = sources.starts[0].when;
+      speak(session, 25); // speech_start and the partial "utterance" (9 characters ≥ 5), both inside the guard
       await sleep(300);
-      assertEq([session.state, sources.stops.length], ["speaking", 0], "a guarded speech start changes nothing");
-      speak(session, 20); // half the utterance: the partial "utterance" (9 characters ≥ 5)
-      await until(() => session.state === "listening", 3000, "the partial's barge-in");
+      assertEq([session.state, sources.stops.length], ["speaking", 0], "a guarded speech start or partial changes nothing");
+      await untilAudioTime(context, started + 1.6);
+      speak(session, 25); // the final, after the guard
+      await until(() => session.state !== "speaking", 3000, "the final's barge-in");
+      assertEq(seen.log.events.filter((e) => e.type === "barge_in").map((e) => e.cause), ["final"], "the final cut it, not the partial");
       assertEq(sources.stops.length, 1, "silenced");
       await session.stop();
       session.free();

@@ -29,8 +29,10 @@ export const STT_MODES = Object.freeze([
   "normal",
   "close4403",
   "drop1006",
+  "provision408",
   "provision429",
   "provision500",
+  "provision503",
   "provision401",
   "slow_handshake",
   "echo_frames",
@@ -49,7 +51,7 @@ export const PCM_BYTES_PER_SECOND = 32000;
 /** Close code for a session that no longer exists (R2: re-provision). */
 export const SESSION_GONE_CODE = 4403;
 
-const PROVISION_FAULTS = { provision401: 401, provision429: 429, provision500: 500 };
+const PROVISION_FAULTS = { provision401: 401, provision408: 408, provision429: 429, provision500: 500, provision503: 503 };
 const PROVISION_PATH = /^(?:\/stt\/([^/]+))?\/v2\/live$/;
 // Gladia serves the socket on /v2/live itself; /v2/live/ws is this mock's own URL.
 const SOCKET_PATH = /^(?:\/stt\/([^/]+))?\/v2\/live(?:\/ws)?$/;
