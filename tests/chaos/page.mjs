@@ -1,0 +1,547 @@
+// The in-page half of `npm run chaos`: one VoiceSession at a time in a real page, against the dev
+// stack, with faults drawn from every switch the dev stack has, barge-ins of every cause,
+// stop/free at random, typed and spoken turns. Invariants are checked continuously from the
+// session's events and from an instrumented audio graph (every AudioBufferSourceNode start and
+// stop on this page, each buffer traced back to the synthesize call that produced it).
+//
+// Nothing here times an assertion: each check compares counts, texts or the audio clock.
+
+import init, { VoiceSession } from "/pkg/turnguard.js";
+
+const RECOVERY = "Sorry, could you say that again?";
+const FRAMES_PER_UTTERANCE = 50; // the mock STT's utterance: 32000 bytes of PCM16
+const FRAME_BYTES = 640;
+const MAX_ATTEMPTS_PER_TURN = 2;
+const MAX_ATTEMPTS_PER_SESSION = 200;
+const REPROVISION_WINDOW_MS = 300_000;
+const MAX_REPROVISIONS = 2;
+const TURN_SETTLE_LIMIT_MS = 60_000;
+const ECHO_GUARD_SLACK_MS = 150;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** mulberry32: a small seeded PRNG, so a seed replays the same draws. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const words = (text) => text.split(/\s+/).filter(Boolean);
+const normal = (text) => words(text).join(" ");
+
+export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartialChars, onProgress }) {
+  const wasm = await init();
+  const random = prng(seed);
+  const pick = (weighted) => {
+    const total = weighted.reduce((sum, [, w]) => sum + w, 0);
+    let r = random() * total;
+    for (const [value, w] of weighted) {
+      if ((r -= w) < 0) return value;
+    }
+    return weighted.at(-1)[0];
+  };
+
+  const report = {
+    turns: 0,
+    spoken: 0,
+    typed: 0,
+    sessions: 0,
+    faults: {},
+    bargeIns: {},
+    violations: {},
+    examples: [],
+    checks: { heard: 0, frames: 0, framesUnchecked: 0, settled: 0, sources: 0 },
+    memory: {},
+  };
+  const fault = (kind) => (report.faults[kind] = (report.faults[kind] ?? 0) + 1);
+  const violation = (name, detail) => {
+    report.violations[name] = (report.violations[name] ?? 0) + 1;
+    if (report.examples.length < 20) report.examples.push(`${name}: ${detail}`);
+  };
+  for (const name of [
+    "one answer's audio per turn",
+    "no audio after barge-in or stop",
+    "heard text a prefix of what was spoken",
+    "heard text within the audio clock",
+    "at most 2 LLM calls per turn",
+    "session LLM budget",
+    "at most 2 re-provisions per 5 minutes",
+    "every captured frame sent or dropped and reported",
+    "every turn settles",
+    "no page error or unhandled rejection",
+    "wasm memory flat",
+    "JS heap flat",
+  ]) {
+    report.violations[name] = 0;
+  }
+
+  window.addEventListener("error", (event) => violation("no page error or unhandled rejection", String(event.message)));
+  window.addEventListener("unhandledrejection", (event) => violation("no page error or unhandled rejection", String(event.reason?.stack ?? event.reason)));
+
+  const context = new AudioContext();
+  await context.resume();
+
+  // --- The instrumented audio graph -------------------------------------------------------
+  // Every encoded answer carries a tag (life, turn, sentence text); decodeAudioData passes it to
+  // the buffer, the buffer to each source started from it.
+  const byteTags = new WeakMap();
+  const bufferTags = new WeakMap();
+  const contextProto = BaseAudioContext.prototype;
+  const decode = contextProto.decodeAudioData;
+  contextProto.decodeAudioData = function (bytes, ...rest) {
+    const tag = byteTags.get(bytes);
+    const decoded = decode.call(this, bytes, ...rest);
+    return tag ? decoded.then((buffer) => (bufferTags.set(buffer, tag), buffer)) : decoded;
+  };
+  const sourceProto = AudioBufferSourceNode.prototype;
+  const { start: startSource, stop: stopSource } = sourceProto;
+  const liveSources = new Map(); // node -> record
+  sourceProto.start = function (when = 0, ...rest) {
+    const tag = this.buffer && bufferTags.get(this.buffer);
+    if (tag) {
+      const turn = tag.life.turns.get(tag.turnId);
+      const record = { tag, when, duration: this.buffer.duration, stoppedAt: null, ended: false };
+      report.checks.sources += 1;
+      if (tag.life.ended || turn?.cutAt !== undefined) {
+        violation("no audio after barge-in or stop", `${tag.life.id}/${tag.turnId} started a source after its cut`);
+      }
+      if (turn) {
+        turn.sources.push(record);
+        checkOneAnswer(turn, tag.text);
+      }
+      liveSources.set(this, record);
+      this.addEventListener("ended", () => {
+        record.ended = true;
+        liveSources.delete(this);
+      });
+    }
+    return startSource.call(this, when, ...rest);
+  };
+  sourceProto.stop = function (when = 0, ...rest) {
+    const record = liveSources.get(this);
+    if (record && record.stoppedAt === null) record.stoppedAt = Math.max(this.context.currentTime, when);
+    return stopSource.call(this, when, ...rest);
+  };
+
+  /** Sources of `turn` still sounding at audio time `now`: neither ended nor stopped by then. */
+  const sounding = (turn, now) =>
+    turn.sources.filter((s) => !s.ended && (s.stoppedAt === null || s.stoppedAt > now + 128 / context.sampleRate) && s.when + s.duration > now);
+
+  function checkOneAnswer(turn, text) {
+    // Each attempt's answer begins "Answer <requestId>."; the recovery text is the only other speech.
+    if (text === RECOVERY) turn.recoveryAudio = true;
+    const head = /^Answer (\S+)\./.exec(text);
+    if (head) {
+      turn.answers.add(head[1]);
+      if (turn.answers.size > 1) violation("one answer's audio per turn", `${turn.key}: ${[...turn.answers]}`);
+    }
+    if (turn.recoveryAudio && turn.answers.size > 0) violation("one answer's audio per turn", `${turn.key}: an answer and the recovery text`);
+  }
+
+  function checkCut(turn, why) {
+    // Runs in a task after the cut: anything of the turn still sounding was not silenced.
+    setTimeout(() => {
+      const left = sounding(turn, context.currentTime);
+      if (left.length > 0) violation("no audio after barge-in or stop", `${turn.key}: ${left.length} sources still sound after ${why}`);
+    }, 0);
+  }
+
+  function checkHeard(turn, heard) {
+    report.checks.heard += 1;
+    const played = [...turn.sources].sort((a, b) => a.when - b.when).filter((s) => s.tag.text !== RECOVERY);
+    const spoken = normal(played.map((s) => s.tag.text).join(" "));
+    if (!spoken.startsWith(normal(heard))) violation("heard text a prefix of what was spoken", `${turn.key}: "${heard}" vs "${spoken}"`);
+    // Words the audio clock allows: whole sentences that played out, plus the cut sentence's share
+    // (one word of slack: the player read the clock a hair apart from this check).
+    const now = context.currentTime;
+    let allowed = 0;
+    for (const source of played) {
+      const end = source.stoppedAt ?? (source.ended ? source.when + source.duration : now);
+      const share = Math.min(1, Math.max(0, (end - source.when) / source.duration));
+      const count = words(source.tag.text).length;
+      if (share >= 1 - 0.004 / source.duration) {
+        allowed += count;
+        continue;
+      }
+      allowed += Math.ceil(count * share) + 1;
+      break;
+    }
+    if (words(heard).length > allowed) violation("heard text within the audio clock", `${turn.key}: ${words(heard).length} words heard, the clock allows ${allowed}`);
+  }
+
+  // --- Faults -------------------------------------------------------------------------------
+  const STT = [
+    [{ mode: "normal", query: "" }, 10],
+    [{ mode: "drop1006", query: "?times=2&dropAfterMs=1500" }, 2],
+    [{ mode: "close4403", query: "?times=1" }, 1],
+    [{ mode: "upgrade404", query: "" }, 0.5],
+    [{ mode: "end_session", query: "?times=1&endAfterFrames=30" }, 1],
+    [{ mode: "provision429", query: "?times=2" }, 1],
+    [{ mode: "provision503", query: "?times=1" }, 1],
+    [{ mode: "provision408", query: "?times=1" }, 0.5],
+    [{ mode: "provision_hang", query: "" }, 0.5],
+    [{ mode: "provision_reset", query: "" }, 0.5],
+    [{ mode: "slow_handshake", query: "" }, 0.5],
+  ];
+  const LLM = [
+    ["ok", 10],
+    ["http500", 1],
+    ["http401", 0.7],
+    ["http429", 0.7],
+    ["hang", 0.7],
+    ["no_first_chunk", 0.7],
+    ["stall_after", 0.7],
+    ["slow", 1],
+    ["garbage", 0.5],
+    ["endless", 0.7],
+  ];
+  const FALLBACK = [
+    ["ok", 4],
+    ["slow", 1],
+  ];
+  const TTS = [
+    ["ok", 20],
+    ["http500", 1],
+    ["hang", 0.7],
+    ["slow", 2],
+    ["undecodable", 1],
+  ];
+
+  /** The dev stack's mock LLM, streamed: yields the text deltas of its SSE. */
+  async function* streamLlm(scenario, requestId, signal) {
+    const params = new URLSearchParams({ text: `Answer ${requestId}. It is sunny today in the chaos test. Take an umbrella for later.`, tokenMs: "3" });
+    if (scenario === "endless") params.set("tokens", "3000"), params.set("tokenMs", "1");
+    const path = scenario === "endless" ? "ok" : scenario;
+    const response = await fetch(`${devstack}/llm/${path}/v1/chat/completions?${params}`, {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "mock", stream: true, messages: [{ role: "user", content: "chaos" }] }),
+    });
+    if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      let newline;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (!line.startsWith("data:")) continue;
+        const data = line.slice(5).trim();
+        if (data === "[DONE]") return;
+        let content;
+        try {
+          content = JSON.parse(data).choices?.[0]?.delta?.content;
+        } catch {
+          throw Object.assign(new Error("garbage from the LLM"), { retryable: true });
+        }
+        if (content) yield content;
+      }
+    }
+  }
+
+  // --- Lives: one VoiceSession each ------------------------------------------------------------
+  let lifeSeq = 0;
+  let partialPlan = null;
+
+  function newLife() {
+    lifeSeq += 1;
+    report.sessions += 1;
+    const stt = pick(STT);
+    fault(`stt:${stt.mode}`);
+    const life = {
+      id: `s${lifeSeq}`,
+      turns: new Map(),
+      routeCalls: 0,
+      provisions: [], // times of re-provisions (a provision() after one that succeeded)
+      provisioned: false,
+      sttIds: [],
+      framesSent: 0,
+      framesDropped: 0,
+      transcriberState: "idle",
+      ended: false,
+      failed: false,
+    };
+    const turnOf = (turnId) => life.turns.get(turnId);
+    const route = (name, draw) => ({
+      name,
+      generate({ requestId, turnId, signal }) {
+        life.routeCalls += 1;
+        const turn = turnOf(turnId);
+        if (turn) {
+          turn.routeCalls += 1;
+          if (turn.routeCalls > MAX_ATTEMPTS_PER_TURN) violation("at most 2 LLM calls per turn", `${turn.key}: ${turn.routeCalls}`);
+        }
+        if (life.routeCalls > MAX_ATTEMPTS_PER_SESSION) violation("session LLM budget", `${life.id}: ${life.routeCalls}`);
+        if (life.ended) violation("no audio after barge-in or stop", `${life.id}: a route call after stop`);
+        const scenario = draw();
+        fault(`llm:${name}:${scenario}`);
+        return streamLlm(scenario, requestId, signal);
+      },
+    });
+    const session = new VoiceSession({
+      routes: [route("primary", () => pick(LLM)), route("fallback", () => pick(FALLBACK))],
+      recoveryText: RECOVERY,
+      audioContext: context,
+      ttsTimeoutMs: 3000,
+      bargeIn: { echoGuardMs, minPartialChars },
+      controller: { turnDeadlineMs: 5000, attemptTimeoutMs: 2500, maxAttemptsPerSession: MAX_ATTEMPTS_PER_SESSION, maxAnswerChars: 400 },
+      transcriber: { provisionTimeoutMs: 1500, policy: { initialDelayMs: 100, maxDelayMs: 1500 } },
+      async provision({ signal }) {
+        if (life.provisioned) life.provisions.push(performance.now());
+        const response = await fetch(`${devstack}/stt/${stt.mode}/v2/live${stt.query}`, {
+          method: "POST",
+          signal,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
+        });
+        if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+        const created = await response.json();
+        life.provisioned = true;
+        life.sttIds.push(created.id);
+        const recent = life.provisions.filter((at) => at > performance.now() - REPROVISION_WINDOW_MS);
+        if (recent.length > MAX_REPROVISIONS) violation("at most 2 re-provisions per 5 minutes", `${life.id}: ${recent.length}`);
+        return created;
+      },
+      async synthesize(text, { turnId, signal }) {
+        if (life.ended) violation("no audio after barge-in or stop", `${life.id}: synthesize after stop`);
+        const kind = pick(TTS);
+        fault(`tts:${kind}`);
+        const tag = { life, turnId, text };
+        if (kind === "undecodable") {
+          const bytes = new Uint8Array(64).fill(7).buffer;
+          byteTags.set(bytes, tag);
+          return bytes;
+        }
+        const params = new URLSearchParams({ fault: kind === "slow" ? "ok" : kind, delayMs: kind === "slow" ? "700" : "0", msPerChar: "25" });
+        const response = await fetch(`${devstack}/tts?${params}`, { method: "POST", signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ text }) });
+        if (!response.ok) throw new Error(`TTS HTTP ${response.status}`);
+        const bytes = await response.arrayBuffer();
+        byteTags.set(bytes, tag);
+        return bytes;
+      },
+      onEvent(event) {
+        const turn = event.turnId && turnOf(event.turnId);
+        switch (event.type) {
+          case "turn_started":
+            report.turns += 1;
+            life.turns.set(event.turnId, { key: `${life.id}/${event.turnId}`, startedAt: performance.now(), settled: false, routeCalls: 0, sources: [], answers: new Set(), recoveryAudio: false });
+            break;
+          case "accepted":
+          case "recovered":
+          case "cancelled":
+            if (turn) turn.settled = true;
+            break;
+          case "barge_in":
+            report.bargeIns[event.cause] = (report.bargeIns[event.cause] ?? 0) + 1;
+            if (turn) {
+              turn.cutAt = context.currentTime;
+              checkCut(turn, `a ${event.cause} barge-in`);
+            }
+            break;
+          case "playback_started":
+            if (partialPlan && partialPlan.life === life) {
+              const plan = partialPlan;
+              partialPlan = null;
+              plan.go();
+            }
+            break;
+          case "transcriber_state":
+            life.transcriberState = event.state;
+            life.framesDropped = Math.max(life.framesDropped, event.framesDropped ?? 0);
+            break;
+          default:
+        }
+      },
+      onHeard(turnId, heard) {
+        const turn = turnOf(turnId);
+        if (turn) checkHeard(turn, heard);
+      },
+      onError(error) {
+        if (error?.code === "frames_dropped" || error?.code === "audio_dropped") life.framesDropped += error.frames ?? 0;
+      },
+      onStateChange(state) {
+        if (state === "failed") life.failed = true;
+      },
+    });
+    life.session = session;
+    life.started = session.start({ microphone: false }).catch(() => (life.failed = true));
+    return life;
+  }
+
+  function speak(life, frames) {
+    for (let i = 0; i < frames; i += 1) {
+      try {
+        life.session.sendAudio(new Int16Array(FRAME_BYTES / 2));
+        life.framesSent += 1;
+      } catch {
+        return;
+      }
+    }
+  }
+
+  function sendText(life, text) {
+    try {
+      life.session.sendText(text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Sent frames reached the server (any of the life's STT sessions) or were reported dropped. */
+  async function checkFrames(life) {
+    if (life.framesSent === 0) return;
+    if (life.transcriberState !== "open") {
+      report.checks.framesUnchecked += 1;
+      return;
+    }
+    const deadline = performance.now() + 3000;
+    for (;;) {
+      const stats = await (await fetch(`${devstack}/__stats`)).json();
+      const received = life.sttIds.reduce((sum, id) => sum + (stats.stt.sessions[id]?.bytes ?? 0), 0);
+      if (received + life.framesDropped * FRAME_BYTES >= life.framesSent * FRAME_BYTES) {
+        report.checks.frames += 1;
+        return;
+      }
+      if (performance.now() > deadline || life.transcriberState !== "open") {
+        if (life.transcriberState !== "open") {
+          report.checks.framesUnchecked += 1;
+          return;
+        }
+        violation("every captured frame sent or dropped and reported", `${life.id}: sent ${life.framesSent * FRAME_BYTES} B, server ${received} B, dropped ${life.framesDropped} frames`);
+        return;
+      }
+      await sleep(100);
+    }
+  }
+
+  async function endLife(life, how) {
+    if (life.ended) return;
+    await checkFrames(life);
+    life.ended = true;
+    for (const turn of life.turns.values()) {
+      turn.cutAt ??= context.currentTime;
+      checkCut(turn, how);
+    }
+    if (how === "free") life.session.free();
+    else await life.session.stop().catch(() => {});
+    await sleep(300);
+    for (const turn of life.turns.values()) {
+      report.checks.settled += 1;
+      if (!turn.settled) violation("every turn settles", `${turn.key} did not settle by ${how}`);
+    }
+    life.session.free();
+    life.turns.clear();
+  }
+
+  function checkRunningTurns(life) {
+    const now = performance.now();
+    for (const [id, turn] of life.turns) {
+      if (!turn.settled && now - turn.startedAt > TURN_SETTLE_LIMIT_MS) {
+        violation("every turn settles", `${turn.key} still running after ${TURN_SETTLE_LIMIT_MS} ms`);
+        turn.settled = true;
+      }
+      // Settled turns whose audio is over are forgotten: memory stays flat.
+      if (turn.settled && turn.sources.every((s) => s.ended || s.stoppedAt !== null) && now - turn.startedAt > 20_000) life.turns.delete(id);
+    }
+  }
+
+  async function heap() {
+    for (let i = 0; i < 3; i += 1) {
+      globalThis.gc?.();
+      await sleep(50);
+    }
+    return performance.memory?.usedJSHeapSize ?? NaN;
+  }
+
+  // --- The run ---------------------------------------------------------------------------------
+  const started = performance.now();
+  const endAt = started + minutes * 60_000;
+  const warmupAt = started + Math.min(120_000, minutes * 60_000 * 0.2);
+  let warm = null;
+  let life = newLife();
+  let typedSeq = 0;
+  let lastProgress = 0;
+  report.memory.start = { wasm: wasm.memory.buffer.byteLength, heap: await heap() };
+
+  while (performance.now() < endAt) {
+    if (life.ended || life.failed) {
+      await endLife(life, "stop");
+      life = newLife();
+    }
+    checkRunningTurns(life);
+    const busy = ["thinking", "speaking"].includes(life.session.state);
+    const action = pick([
+      ["typed", 4],
+      ["spoken", 3],
+      ["button", busy ? 1.5 : 0.1],
+      ["final", busy ? 1 : 0],
+      ["partial", busy ? 1 : 0],
+      ["stop", 0.4],
+      ["free", 0.2],
+      ["wait", 2],
+    ]);
+    switch (action) {
+      case "typed":
+        if (sendText(life, `typed question ${++typedSeq}`)) report.typed += 1;
+        break;
+      case "spoken":
+        speak(life, FRAMES_PER_UTTERANCE);
+        report.spoken += 1;
+        break;
+      case "button":
+        life.session.interrupt();
+        break;
+      case "final":
+        sendText(life, `interrupting question ${++typedSeq}`);
+        break;
+      case "partial": {
+        // A speech start inside the echo guard of the next playback start (ignored), then the
+        // partial after the guard: a barge-in by partial. The utterance completes as a turn.
+        const target = life;
+        partialPlan = {
+          life: target,
+          go: () => {
+            speak(target, 5);
+            setTimeout(() => speak(target, 20), echoGuardMs + ECHO_GUARD_SLACK_MS);
+            setTimeout(() => speak(target, FRAMES_PER_UTTERANCE - 25), echoGuardMs + ECHO_GUARD_SLACK_MS + 300);
+          },
+        };
+        break;
+      }
+      case "stop":
+      case "free":
+        await endLife(life, action);
+        break;
+      default:
+    }
+    await sleep(150 + random() * 1600);
+    if (!warm && performance.now() > warmupAt) warm = { wasm: wasm.memory.buffer.byteLength, heap: await heap() };
+    if (performance.now() - lastProgress > 10_000) {
+      lastProgress = performance.now();
+      onProgress?.({ elapsedMin: (performance.now() - started) / 60_000, turns: report.turns, violations: Object.values(report.violations).reduce((a, b) => a + b, 0) });
+    }
+  }
+  await endLife(life, "stop");
+  await sleep(500);
+  report.memory.warm = warm;
+  report.memory.end = { wasm: wasm.memory.buffer.byteLength, heap: await heap() };
+  if (warm) {
+    const grownWasm = report.memory.end.wasm - warm.wasm;
+    if (grownWasm > 1 << 20) violation("wasm memory flat", `grew ${grownWasm} B after warm-up`);
+    if (report.memory.end.heap > warm.heap * 1.5 + (4 << 20)) violation("JS heap flat", `${warm.heap} B after warm-up, ${report.memory.end.heap} B at the end`);
+  }
+  report.minutes = (performance.now() - started) / 60_000;
+  return report;
+}
+

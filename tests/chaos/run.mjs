@@ -1,0 +1,94 @@
+// `npm run chaos -- --minutes M --seed S`: a chaos soak of one VoiceSession at a time in headless
+// Chromium against the dev stack (tests/chaos/page.mjs does the driving and the checking). Prints
+// the table and ends with `chaos: <N> turns, <F> faults, <B> barge-ins, <V> violations`; exits
+// non-zero on any violation.
+
+import { writeFileSync, mkdirSync } from "node:fs";
+import { startDevStack } from "../../www/devstack.mjs";
+import { launchChromium } from "../e2e/harness.mjs";
+
+/**
+ * Barge-in options of the soak's sessions. The partial barge-ins wait the guard out; the mock
+ * STT's partial ("utterance") has 9 characters.
+ */
+const ECHO_GUARD_MS = 600;
+const MIN_PARTIAL_CHARS = 5;
+
+function parseArgs(argv) {
+  const options = { minutes: 1, seed: 1 };
+  for (let i = 0; i < argv.length; i += 1) {
+    const [flag, inline] = argv[i].split("=");
+    const value = inline ?? argv[++i];
+    if (flag === "--minutes") options.minutes = Number(value);
+    else if (flag === "--seed") options.seed = Number(value);
+    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S`);
+  }
+  if (!(options.minutes > 0)) throw new RangeError("--minutes must be a positive number");
+  if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
+  return options;
+}
+
+function table(rows) {
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return rows.map(([name, value]) => `  ${name.padEnd(width)}  ${value}`).join("\n");
+}
+
+const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1048576).toFixed(1)} MiB` : "n/a");
+
+async function main() {
+  const { minutes, seed } = parseArgs(process.argv.slice(2));
+  const stack = await startDevStack({ port: 0 });
+  const browser = await launchChromium(["--js-flags=--expose-gc", "--disable-features=LocalNetworkAccessChecks"]);
+  const pageErrors = [];
+  let report;
+  try {
+    const page = await browser.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await page.exposeFunction("chaosProgress", (progress) => {
+      console.log(`chaos: ${progress.elapsedMin.toFixed(1)} min, ${progress.turns} turns, ${progress.violations} violations`);
+    });
+    const url = new URL("/__chaos.html", stack.url).href;
+    const html = `<!doctype html><meta charset="utf-8"><script type="module">
+import { runChaos } from "/tests/chaos/page.mjs";
+runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress })
+  .then((report) => (window.__chaos = { ok: true, report }), (error) => (window.__chaos = { ok: false, error: String(error && error.stack || error) }));
+</script>`;
+    await page.route(url, (route) => route.fulfill({ contentType: "text/html", body: html }));
+    await page.goto(url);
+    await page.waitForFunction(() => window.__chaos !== undefined, null, { timeout: minutes * 60_000 + 180_000, polling: 1000 });
+    const done = await page.evaluate(() => window.__chaos);
+    if (!done.ok) throw new Error(`the chaos page failed: ${done.error}`);
+    report = done.report;
+  } finally {
+    await browser.close();
+    await stack.close();
+  }
+  if (pageErrors.length > 0) {
+    report.violations["no page error or unhandled rejection"] += pageErrors.length;
+    report.examples.push(...pageErrors.slice(0, 5).map((message) => `page error: ${message}`));
+  }
+
+  const faults = Object.values(report.faults).reduce((a, b) => a + b, 0);
+  const bargeIns = Object.values(report.bargeIns).reduce((a, b) => a + b, 0);
+  const violations = Object.values(report.violations).reduce((a, b) => a + b, 0);
+  const sorted = (object) => Object.entries(object).sort(([a], [b]) => a.localeCompare(b));
+  console.log(`\nchaos soak: seed ${seed}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
+  console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken]])}`);
+  console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
+  console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
+  console.log(`\ninvariant violations (all must be 0)\n${table(Object.entries(report.violations))}`);
+  const c = report.checks;
+  console.log(`\nchecks made\n${table([["heard texts checked", c.heard], ["sources traced", c.sources], ["turns checked settled at session end", c.settled], ["frame accounts checked", c.frames], ["frame accounts skipped (transcriber not open)", c.framesUnchecked]])}`);
+  const m = report.memory;
+  console.log(`\nmemory (wasm / JS heap after gc)\n${table([["start", `${mib(m.start?.wasm)} / ${mib(m.start?.heap)}`], ["after warm-up", `${mib(m.warm?.wasm)} / ${mib(m.warm?.heap)}`], ["end", `${mib(m.end?.wasm)} / ${mib(m.end?.heap)}`]])}`);
+  if (report.examples.length > 0) console.log(`\nfirst violations\n${report.examples.map((e) => `  ${e}`).join("\n")}`);
+  mkdirSync("target", { recursive: true });
+  writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, minutes, ...report }, null, 2));
+  console.log(`\nchaos: ${report.turns} turns, ${faults} faults, ${bargeIns} barge-ins, ${violations} violations`);
+  process.exitCode = violations > 0 ? 1 : 0;
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 2;
+});
