@@ -10,6 +10,7 @@ import { runModule } from "../tests/e2e/harness.mjs";
 export const VOICE_CHROMIUM_ARGS = ["--disable-features=LocalNetworkAccessChecks"];
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const p95 = (values) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))];
 
 export async function runVoiceBench(page, stackUrl, { tiny }) {
   const bargeIns = tiny ? 3 : 20;
@@ -25,7 +26,22 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
     window.__heard = await heardAccuracy(${runs});
   `);
   const heard = await page.evaluate(() => window.__heard);
+  await runModule(page, stackUrl, `
+    import { voiceOverhead } from "/bench/voice_page.mjs";
+    window.__overhead = await voiceOverhead(${JSON.stringify(stackUrl)}, ${tiny ? 5 : 240});
+  `);
+  const samples = await page.evaluate(() => window.__overhead);
+  const own = samples.route.map((route, i) => route + samples.synthesize[i] + samples.schedule[i]);
+  const summary = (values) => ({ medianMs: median(values), p95Ms: p95(values) });
   return {
+    overhead: {
+      turns: own.length,
+      own: summary(own),
+      route: summary(samples.route),
+      synthesize: summary(samples.synthesize),
+      schedule: summary(samples.schedule),
+      decode: summary(samples.decode),
+    },
     bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), quantumMs: bargeIn.quantumMs },
     heard: {
       runs: heard.audioErrors.length,
@@ -39,8 +55,15 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
 export function voiceRows(voice) {
   const ms = (value) => `${value.toFixed(2)} ms`;
   const b = voice.bargeIn;
+  const o = voice.overhead;
+  const mp = (s) => `${ms(s.medianMs)} / ${ms(s.p95Ms)}`;
   const h = voice.heard;
   return [
+    [
+      `voice-to-voice overhead, turnguard's own (${o.turns} turns): final → route call + first sentence → synthesize + audio → scheduled start, median / p95`,
+      mp(o.own),
+      `parts: ${mp(o.route)} + ${mp(o.synthesize)} + ${mp(o.schedule)}; decodeAudioData apart: ${mp(o.decode)}; goal < 2 ms`,
+    ],
     [`barge-in: speech_start at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
     [`heard ms vs the audio that rendered (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
   ];

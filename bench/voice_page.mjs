@@ -154,3 +154,98 @@ export async function heardAccuracy(runs) {
     await context.close();
   }
 }
+
+/**
+ * turnguard's own share of the voice-to-voice latency, per turn, over `turns` spoken turns of a
+ * VoiceSession against the dev stack's mock STT: (a) a final reaching the page (its socket
+ * message, before any turnguard handler) to the route call; (b) the first sentence's text leaving
+ * the route's stream to the `synthesize` call; (c) `synthesize`'s audio (resolved) to its source
+ * started on the audio graph, with (d) the `decodeAudioData` inside (c) shown apart. Each mark is
+ * `performance.now()` in a hook of the app's own code or of the browser API turnguard calls.
+ */
+export async function voiceOverhead(devstack, turns) {
+  await init();
+  const context = new AudioContext();
+  await context.resume();
+  const Native = window.WebSocket;
+  let finalAt = null;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (typeof event.data === "string" && event.data.includes('"is_final":true')) finalAt = performance.now();
+      });
+    }
+  };
+  const proto = AudioBufferSourceNode.prototype;
+  const { start } = proto;
+  const contextProto = BaseAudioContext.prototype;
+  const decode = contextProto.decodeAudioData;
+  let mark = {};
+  proto.start = function (...args) {
+    mark.startedAt ??= performance.now();
+    return start.apply(this, args);
+  };
+  contextProto.decodeAudioData = function (...args) {
+    mark.decodeCalledAt ??= performance.now();
+    return decode.apply(this, args).then((buffer) => {
+      mark.decodedAt ??= performance.now();
+      return buffer;
+    });
+  };
+  // One encoded answer, fetched once: synthesize resolves it at once, so its own time is ~0.
+  const wav = await (await fetch(new URL("/tts?msPerChar=5", devstack), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "First sentence here." }) })).arrayBuffer();
+  const samples = { route: [], synthesize: [], schedule: [], decode: [] };
+  let session;
+  try {
+    let listening = 0;
+    session = new VoiceSession({
+      routes: [
+        {
+          name: "bench",
+          generate() {
+            mark.routeAt = performance.now();
+            return (async function* () {
+              mark.sentenceAt = performance.now();
+              yield "First sentence here. Second";
+              yield " sentence.";
+            })();
+          },
+        },
+      ],
+      recoveryText: "Sorry?",
+      provision: async ({ signal }) => (await fetch(new URL("/stt/normal/v2/live", devstack), { method: "POST", signal })).json(),
+      synthesize(text) {
+        if (mark.synthesizeAt === undefined) {
+          mark.synthesizeAt = performance.now();
+          mark.resolvedAt = performance.now();
+        }
+        return Promise.resolve(wav.slice(0));
+      },
+      audioContext: context,
+      onStateChange: (state) => state === "listening" && (listening += 1),
+    });
+    await session.start({ microphone: false });
+    for (let n = 0; n < turns; n += 1) {
+      mark = {};
+      finalAt = null;
+      const before = listening;
+      for (let i = 0; i < FRAMES_PER_UTTERANCE; i += 1) session.sendAudio(new Int16Array(320));
+      await until(() => listening > before && mark.startedAt !== undefined, 10_000, "the turn spoken");
+      if (finalAt === null) continue;
+      samples.route.push(mark.routeAt - finalAt);
+      samples.synthesize.push(mark.synthesizeAt - mark.sentenceAt);
+      const decodeMs = mark.decodedAt - mark.decodeCalledAt;
+      samples.decode.push(decodeMs);
+      samples.schedule.push(mark.startedAt - mark.resolvedAt - decodeMs);
+    }
+    return samples;
+  } finally {
+    await session?.stop();
+    session?.free();
+    window.WebSocket = Native;
+    proto.start = start;
+    contextProto.decodeAudioData = decode;
+    await context.close();
+  }
+}
