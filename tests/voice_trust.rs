@@ -287,3 +287,40 @@ fn the_echo_guard_covers_partials_and_every_start_after_silence() {
         turn_id: "turn-1".into()
     }));
 }
+
+#[test]
+fn a_short_spoken_final_inside_the_echo_guard_is_echo_but_typed_text_is_not() {
+    let mut core = VoiceCore::new(VoiceConfig {
+        min_partial_chars: 12,
+        echo_guard_ms: 1000,
+        ..VoiceConfig::new(RECOVERY)
+    });
+    core.start();
+    speaking_first_of_two(&mut core);
+    // t(3): playback started. The echo of the first syllables comes back as a short final.
+    core.on_spoken_final("and it", t(800));
+    let actions = drain(&mut core);
+    assert_eq!(
+        actions,
+        [VoiceAction::Caption {
+            text: "and it".into(),
+            is_final: true
+        }],
+        "a caption, no barge-in, no turn"
+    );
+    // A long enough final inside the guard is the user.
+    core.on_spoken_final("wait a moment please", t(900));
+    assert!(drain(&mut core).iter().any(|a| matches!(a, VoiceAction::StartTurn { .. })));
+    // Typed text is never echo.
+    speaking_again(&mut core);
+    core.on_final("no", t(3100));
+    assert!(drain(&mut core).iter().any(|a| matches!(a, VoiceAction::StartTurn { .. })));
+}
+
+/// turn-2 (started by the final above) speaks from t(3000).
+fn speaking_again(core: &mut VoiceCore) {
+    core.on_sentence("turn-2", ONE, t(2900));
+    core.on_synthesized(3, true, t(2950));
+    core.on_playback_started("turn-2", t(3000));
+    drain(core);
+}

@@ -110,6 +110,22 @@ impl VoiceCore {
         }
     }
 
+    /// A final transcript from the transcriber: as [`VoiceCore::on_final`], except that a final
+    /// shorter than `min_partial_chars` inside the echo guard is the agent's own echo (V4): a
+    /// caption only, no barge-in and no turn. (Measured: a converging echo canceller lets the
+    /// agent's first syllables through as a one- or two-word final within the first second.)
+    pub fn on_spoken_final(&mut self, text: &str, now: Millis) {
+        let short = text.trim().chars().count() < self.config.min_partial_chars;
+        if short && self.in_echo_guard(now) && !self.state.is_terminal() {
+            self.push(VoiceAction::Caption {
+                text: text.to_owned(),
+                is_final: true,
+            });
+            return;
+        }
+        self.on_final(text, now);
+    }
+
     /// A final transcript, or typed text: a barge-in if a turn is current, then a new turn.
     pub fn on_final(&mut self, text: &str, now: Millis) {
         if self.state.is_terminal() || text.trim().is_empty() {

@@ -35,7 +35,7 @@ function prng(seed) {
 const words = (text) => text.split(/\s+/).filter(Boolean);
 const normal = (text) => words(text).join(" ");
 
-export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartialChars, onProgress }) {
+export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartialChars, onProgress, onViolation }) {
   const wasm = await init();
   const random = prng(seed);
   const pick = (weighted) => {
@@ -62,7 +62,10 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
   const fault = (kind) => (report.faults[kind] = (report.faults[kind] ?? 0) + 1);
   const violation = (name, detail) => {
     report.violations[name] = (report.violations[name] ?? 0) + 1;
-    if (report.examples.length < 20) report.examples.push(`${name}: ${detail}`);
+    if (report.examples.length < 20) {
+      report.examples.push(`${name}: ${detail}`);
+      onViolation?.(`${name}: ${detail}`);
+    }
   };
   for (const name of [
     "one answer's audio per turn",
@@ -105,11 +108,13 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
   sourceProto.start = function (when = 0, ...rest) {
     const tag = this.buffer && bufferTags.get(this.buffer);
     if (tag) {
-      const turn = tag.life.turns.get(tag.turnId);
+      // The recovery audio is decoded once and replayed: its buffer names the turn that first
+      // asked for it. It always plays for the session's current turn, the latest one started.
+      const turn = tag.text === RECOVERY ? [...tag.life.turns.values()].at(-1) : tag.life.turns.get(tag.turnId);
       const record = { tag, when, duration: this.buffer.duration, stoppedAt: null, ended: false };
       report.checks.sources += 1;
       if (tag.life.ended || turn?.cutAt !== undefined) {
-        violation("no audio after barge-in or stop", `${tag.life.id}/${tag.turnId} started a source after its cut`);
+        violation("no audio after barge-in or stop", `${turn?.key ?? tag.life.id} started a source after its cut (${tag.text === RECOVERY ? "recovery" : "answer"})`);
       }
       if (turn) {
         turn.sources.push(record);

@@ -47,10 +47,11 @@ async function main() {
     await page.exposeFunction("chaosProgress", (progress) => {
       console.log(`chaos: ${progress.elapsedMin.toFixed(1)} min, ${progress.turns} turns, ${progress.violations} violations`);
     });
+    await page.exposeFunction("chaosViolation", (line) => console.log(`chaos: violation: ${line}`));
     const url = new URL("/__chaos.html", stack.url).href;
     const html = `<!doctype html><meta charset="utf-8"><script type="module">
 import { runChaos } from "/tests/chaos/page.mjs";
-runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress })
+runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
   .then((report) => (window.__chaos = { ok: true, report }), (error) => (window.__chaos = { ok: false, error: String(error && error.stack || error) }));
 </script>`;
     await page.route(url, (route) => route.fulfill({ contentType: "text/html", body: html }));

@@ -112,7 +112,7 @@ pub(super) fn transcriber(
                 "onFinal",
                 &callback2(slot, |s, text, _| {
                     let text = text.as_string().unwrap_or_default();
-                    driver::input(s, |core, now| core.on_final(&text, now));
+                    driver::input(s, |core, now| core.on_spoken_final(&text, now));
                 }),
             );
             set(
