@@ -310,11 +310,15 @@ fn a_short_spoken_final_inside_the_echo_guard_is_echo_but_typed_text_is_not() {
     );
     // A long enough final inside the guard is the user.
     core.on_spoken_final("wait a moment please", t(900));
-    assert!(drain(&mut core).iter().any(|a| matches!(a, VoiceAction::StartTurn { .. })));
+    assert!(drain(&mut core)
+        .iter()
+        .any(|a| matches!(a, VoiceAction::StartTurn { .. })));
     // Typed text is never echo.
     speaking_again(&mut core);
     core.on_final("no", t(3100));
-    assert!(drain(&mut core).iter().any(|a| matches!(a, VoiceAction::StartTurn { .. })));
+    assert!(drain(&mut core)
+        .iter()
+        .any(|a| matches!(a, VoiceAction::StartTurn { .. })));
 }
 
 /// turn-2 (started by the final above) speaks from t(3000).
