@@ -46,7 +46,11 @@ MODELS = {
 }
 # (minPartialChars, echoGuardMs, what the guard covers): speech starts and partials (V4), or
 # short finals as well (a final under minPartialChars characters inside the guard is echo).
-CANDIDATES = [(m, g, rule) for rule in ("starts+partials", "+short finals") for m in (1, 4, 8, 12) for g in (0, 250, 500, 750, 1000)]
+CANDIDATES = [(m, g, rule) for rule in ("starts+partials", "+short finals") for m in (1, 4, 8, 12, 16) for g in (0, 250, 500, 750, 1000, 1250, 1500)]
+if os.environ.get("ECHO_MODELS"):
+    MODELS = {name: MODELS[name] for name in os.environ["ECHO_MODELS"].split(",")}
+if os.environ.get("ECHO_CANDIDATES"):  # e.g. "12:1000:+short finals;16:1500:+short finals"
+    CANDIDATES = [(int(m), int(g), rule) for m, g, rule in (c.split(":") for c in os.environ["ECHO_CANDIDATES"].split(";"))]
 
 SUBJECTS = ["the weather", "your order", "the meeting", "the train", "the forecast", "your account", "the recipe", "the flight"]
 OPENINGS = [
@@ -201,7 +205,7 @@ def main():
                 f"  {r['guardCovers']:>15} {r['minPartialChars']:>15} {r['echoGuardMs']:>11} {r['selfInterruptionsPer100']:>13} "
                 f"{str(r['userDelayMedianMs']):>17} {str(r['userDelayP90Ms']):>6} {r['userMissed']:>6}  {r['selfCauses']}"
             )
-    with open(os.path.join(os.path.dirname(__file__), "echo.json"), "w") as out:
+    with open(os.environ.get("ECHO_OUT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "echo.json")), "w") as out:
         json.dump({"seed": seed, "agentVoice": AGENT_VOICE, "userVoice": USER_VOICE, "models": results}, out, indent=1)
 
 

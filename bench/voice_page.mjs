@@ -68,6 +68,8 @@ export async function bargeInLatency(devstack, bargeIns) {
       provision: async ({ signal }) => (await fetch(new URL("/stt/normal/v2/live", devstack), { method: "POST", signal })).json(),
       synthesize: () => tone(context, 3),
       audioContext: context,
+      // The bench times the path from speech_start to silence: no echo guard in the way.
+      bargeIn: { echoGuardMs: 0 },
       onStateChange: (state) => states.push(state),
     });
     await session.start({ microphone: false });

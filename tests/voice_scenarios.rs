@@ -7,8 +7,13 @@ use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore, VoiceState};
 
 const RECOVERY: &str = "Sorry, could you say that again?";
 
+/// No echo guard: these scenarios are about what a barge-in does, not when speech is echo.
 fn core() -> VoiceCore {
-    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    let mut core = VoiceCore::new(VoiceConfig {
+        min_partial_chars: 1,
+        echo_guard_ms: 0,
+        ..VoiceConfig::new(RECOVERY)
+    });
     core.start();
     drain(&mut core);
     core

@@ -18,8 +18,13 @@ fn t(ms: u64) -> Millis {
     Millis(ms)
 }
 
+/// No echo guard (the barge-ins here come at any time); the guard has its own tests below.
 fn core() -> VoiceCore {
-    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    let mut core = VoiceCore::new(VoiceConfig {
+        min_partial_chars: 1,
+        echo_guard_ms: 0,
+        ..VoiceConfig::new(RECOVERY)
+    });
     core.start();
     drain(&mut core);
     core
@@ -327,4 +332,32 @@ fn speaking_again(core: &mut VoiceCore) {
     core.on_synthesized(3, true, t(2950));
     core.on_playback_started("turn-2", t(3000));
     drain(core);
+}
+
+/// V4: the defaults come from the echo measurement (docs/maintainers/performance.md).
+#[test]
+fn the_barge_in_defaults_are_the_measured_ones() {
+    let config = VoiceConfig::new(RECOVERY);
+    assert_eq!((config.min_partial_chars, config.echo_guard_ms), (16, 1500));
+    // The agent's first syllable echoed back: a speech start, a one-word partial and a two-word
+    // final within the first second of its playback cut nothing under the defaults.
+    let mut core = VoiceCore::new(config);
+    core.start();
+    speaking_first_of_two(&mut core);
+    core.on_speech_start(t(400));
+    core.on_partial("and", t(700));
+    core.on_spoken_final("and it", t(900));
+    let actions = drain(&mut core);
+    assert!(
+        !actions.iter().any(|a| matches!(
+            a,
+            VoiceAction::StopPlayback { .. } | VoiceAction::StartTurn { .. }
+        )),
+        "{actions:?}"
+    );
+    // The user, after the guard: a speech start cuts it.
+    core.on_speech_start(t(1600));
+    assert!(drain(&mut core).contains(&VoiceAction::StopPlayback {
+        turn_id: "turn-1".into()
+    }));
 }

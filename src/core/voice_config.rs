@@ -5,9 +5,12 @@
 pub struct VoiceConfig {
     /// The fixed text spoken when a turn has no answer (T8).
     pub recovery_text: String,
-    /// A partial transcript this long (Unicode scalar values) is a barge-in. Default 1.
+    /// A partial transcript this long (Unicode scalar values) is a barge-in; a spoken final
+    /// shorter than this inside the echo guard is echo. Default 16 (measured: docs/maintainers/
+    /// performance.md, "Echo and the barge-in defaults").
     pub min_partial_chars: usize,
-    /// Speech starts this soon after a playback started are ignored (slow echo cancellation).
+    /// Speech starts and partials this soon after the agent starts sounding are ignored: an echo
+    /// canceller needs a moment to converge each time. Default 1500 (measured, as above).
     pub echo_guard_ms: u64,
     /// A `synthesize` call slower than this is abandoned and its sentence skipped. Default 8000.
     pub tts_timeout_ms: u64,
@@ -18,8 +21,8 @@ impl VoiceConfig {
     pub fn new(recovery_text: impl Into<String>) -> Self {
         VoiceConfig {
             recovery_text: recovery_text.into(),
-            min_partial_chars: 1,
-            echo_guard_ms: 0,
+            min_partial_chars: 16,
+            echo_guard_ms: 1500,
             tts_timeout_ms: 8000,
         }
     }

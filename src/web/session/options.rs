@@ -55,9 +55,10 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     let barge_in = fields.get("bargeIn")?;
     if !barge_in.is_undefined() {
         let barge_in = Fields::of(&barge_in, "options.bargeIn")?;
-        let min = barge_in.count("minPartialChars", 1, 1)?;
+        let default_min = u64::try_from(config.min_partial_chars).unwrap_or(u64::MAX);
+        let min = barge_in.count("minPartialChars", default_min, 1)?;
         config.min_partial_chars = usize::try_from(min).unwrap_or(usize::MAX);
-        config.echo_guard_ms = barge_in.non_negative_ms("echoGuardMs", 0)?;
+        config.echo_guard_ms = barge_in.non_negative_ms("echoGuardMs", config.echo_guard_ms)?;
     }
     let controller = copy_object(&fields, "controller")?;
     let provision = fields.optional_function("provision")?;
