@@ -87,6 +87,7 @@ impl VoiceSession {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "VoiceSessionOptions")] options: JsValue,
     ) -> Result<VoiceSession, JsValue> {
+        crate::web::audio::require_web_audio("VoiceSession")?;
         let options = parse_session_options(&options)?;
         let session_id = options.config.session_id.clone().unwrap_or_default();
         let slot: Slot = Rc::new(RefCell::new(Weak::new()));
