@@ -98,6 +98,7 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
     "docs/api.md",
     "docs/providers.md",
     "docs/semantics.md",
+    "docs/setup.md",
     "docs/troubleshooting.md",
     ...(hasWorklet() ? ["capture-worklet.js"] : []),
     "package.json",
