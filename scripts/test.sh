@@ -86,7 +86,7 @@ step "types: tsc --strict --noEmit"
 node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
-node --test tests/e2e/ www/
+node --test tests/docs/ tests/e2e/ www/
 
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs

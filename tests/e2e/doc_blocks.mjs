@@ -1,6 +1,6 @@
 // The code blocks the docs mark as executed (`<!-- executed: <test file> <id> -->` right before
 // the block), and the README's backend (server.mjs) started as a process of its own in front of
-// the dev stack's mocks. tests/markdown.test.mjs checks that each marked block's test asks for it.
+// the dev stack's mocks. tests/docs/markdown.test.mjs checks that each marked block's test asks for it.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -32,15 +32,15 @@ async function freePort() {
 }
 
 /**
- * Runs the README's server.mjs as written, with its upstreams pointing at the dev stack's mocks
+ * Runs `server`, the README's server.mjs as written, with its upstreams pointing at the dev stack's mocks
  * (`primary`: the LLM mock's scenario for the primary, default "ok") and the dev stack's origin
  * as the page's. Resolves with `{ url, close() }`.
  */
-export async function startReadmeBackend(stackUrl, { primary = "ok" } = {}) {
+export async function startReadmeBackend(stackUrl, server, { primary = "ok" } = {}) {
   const dir = new URL("target/e2e/", REPO);
   mkdirSync(dir, { recursive: true });
   const file = new URL("readme-server.mjs", dir);
-  writeFileSync(file, docBlock("README.md", "tests/e2e/readme.test.mjs", "server"));
+  writeFileSync(file, server);
   const port = await freePort();
   const stack = new URL(stackUrl);
   const child = spawn(process.execPath, [file.pathname], {

@@ -21,7 +21,7 @@ before(async () => {
   // A page served by the harness's route interception counts as outside the loopback address
   // space, and Chromium's Local Network Access checks would refuse its requests to the backend.
   e2e = await startE2e(VOICE_CHROMIUM_ARGS);
-  backend = await startReadmeBackend(e2e.stack.url, { primary: "http500" });
+  backend = await startReadmeBackend(e2e.stack.url, docBlock("README.md", "tests/e2e/readme.test.mjs", "server"), { primary: "http500" });
 });
 after(async () => {
   await backend?.close();

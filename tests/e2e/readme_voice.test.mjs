@@ -17,7 +17,7 @@ before(async () => {
   // A page served by the harness's route interception counts as outside the loopback address
   // space, and Chromium's Local Network Access checks then refuse its requests to loopback.
   e2e = await startE2e(VOICE_CHROMIUM_ARGS);
-  backend = await startReadmeBackend(e2e.stack.url);
+  backend = await startReadmeBackend(e2e.stack.url, docBlock("README.md", "tests/e2e/readme.test.mjs", "server"));
 });
 after(async () => {
   await backend?.close();
