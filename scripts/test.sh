@@ -91,5 +91,5 @@ node --test tests/docs/ tests/e2e/ www/
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs
 
-step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc"
-node --test tests/consumers/
+step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc; examples/react"
+node --test tests/consumers/ tests/examples/

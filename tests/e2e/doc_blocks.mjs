@@ -33,10 +33,10 @@ async function freePort() {
 
 /**
  * Runs `server`, the README's server.mjs as written, with its upstreams pointing at the dev stack's mocks
- * (`primary`: the LLM mock's scenario for the primary, default "ok") and the dev stack's origin
- * as the page's. Resolves with `{ url, close() }`.
+ * (`primary`: the LLM mock's scenario for the primary, default "ok") and `appOrigin` (default:
+ * the dev stack's) as the page's origin. Resolves with `{ url, close() }`.
  */
-export async function startReadmeBackend(stackUrl, server, { primary = "ok" } = {}) {
+export async function startReadmeBackend(stackUrl, server, { primary = "ok", appOrigin } = {}) {
   const dir = new URL("target/e2e/", REPO);
   mkdirSync(dir, { recursive: true });
   const file = new URL("readme-server.mjs", dir);
@@ -48,7 +48,7 @@ export async function startReadmeBackend(stackUrl, server, { primary = "ok" } = 
     env: {
       PATH: process.env.PATH,
       PORT: String(port),
-      APP_ORIGIN: stack.origin,
+      APP_ORIGIN: appOrigin ?? stack.origin,
       PRIMARY_URL: new URL(`/llm/${primary}/v1/chat/completions`, stack).href,
       FALLBACK_URL: new URL("/llm/ok/v1/chat/completions", stack).href,
       STT_URL: new URL("/stt/normal/v2/live", stack).href,

@@ -3,6 +3,7 @@
 // start in Chromium on another origin, so the preflight the README describes really happens.
 
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { VOICE_CHROMIUM_ARGS } from "../../bench/voice.mjs";
 import { docBlock, startReadmeBackend } from "./doc_blocks.mjs";
@@ -26,6 +27,10 @@ before(async () => {
 after(async () => {
   await backend?.close();
   await e2e?.close();
+});
+
+test("examples/server.mjs is the README's server.mjs, to run as it is", () => {
+  assert.equal(readFileSync(new URL("../../examples/server.mjs", import.meta.url), "utf8"), docBlock("README.md", "tests/e2e/readme.test.mjs", "server"));
 });
 
 test("the README backend answers the preflight the browser sends", async () => {
