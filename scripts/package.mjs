@@ -50,8 +50,21 @@ function dropGeneratedFree(text) {
   });
 }
 
+// The doc comments cite rules by id (T4, L1, R4…) and "DESIGN.md §n", a file users never see: the
+// package's docs/semantics.md explains each id (anchors #t4, #l1, #r4…).
+const RULE_IDS = `
+// Rule ids in these comments (T4, L1, R4, P3, V2…) are explained in this package's
+// docs/semantics.md, each at its anchor (#t4, #l1, #r4…).
+`;
+
+function citeSemantics(text) {
+  const sections = { 1: "#turns", 2: "#live-transcription", 3: "#voice-session" };
+  return text.replace(/DESIGN\.md §([123])/g, (_, n) => `docs/semantics.md${sections[n]}`);
+}
+
 function fixDeclarations(text) {
-  let fixed = dropGeneratedFree(text);
+  let fixed = citeSemantics(dropGeneratedFree(text));
+  if (!fixed.includes("docs/semantics.md, each at its anchor")) fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${RULE_IDS}`);
   if (!fixed.includes("interface SymbolConstructor")) {
     fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${SYMBOL_DISPOSE}`);
     if (!fixed.includes("interface SymbolConstructor")) throw new Error("turnguard.d.ts: no place for the Symbol.dispose declaration");
