@@ -86,7 +86,7 @@ step "types: tsc --strict --noEmit"
 node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
-node --test tests/e2e/ www/
+node --test tests/docs/ tests/e2e/ www/
 
 step "chaos: a short fixed-seed soak of one VoiceSession (npm run chaos -- --minutes M --seed S for long runs)"
 node tests/chaos/run.mjs --minutes 1 --seed 7
@@ -94,5 +94,5 @@ node tests/chaos/run.mjs --minutes 1 --seed 7
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs
 
-step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc"
-node --test tests/consumers/
+step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc; examples/react"
+node --test tests/consumers/ tests/examples/
