@@ -29,7 +29,7 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
   await runModule(page, stackUrl, `
     import { voiceOverhead } from "/bench/voice_page.mjs";
     window.__overhead = await voiceOverhead(${JSON.stringify(stackUrl)}, ${tiny ? 5 : 240});
-  `);
+  `, { timeoutMs: 300_000 });
   const samples = await page.evaluate(() => window.__overhead);
   const own = samples.route.map((route, i) => route + samples.synthesize[i] + samples.schedule[i]);
   const summary = (values) => ({ medianMs: median(values), p95Ms: p95(values) });

@@ -53,9 +53,9 @@ export async function openPage(browser) {
 /**
  * Serves `script` as a module in a page of the dev stack's origin, with `turnguard` mapped to the
  * built package, and resolves once it finished (or rejects with its error). `body`: HTML the page
- * has before the module runs (an app's buttons).
+ * has before the module runs (an app's buttons); `timeoutMs`: how long it may run.
  */
-export async function runModule(page, stackUrl, script, { body = "" } = {}) {
+export async function runModule(page, stackUrl, script, { body = "", timeoutMs = 30_000 } = {}) {
   const url = new URL("/__e2e_module.html", stackUrl).href;
   const html = `<!doctype html><meta charset="utf-8">${body}
 <script type="importmap">{ "imports": { "turnguard": "/pkg/turnguard.js" } }</script>
@@ -71,7 +71,7 @@ try {
   await page.route(new URL("/__e2e_module.mjs", stackUrl).href, (route) =>
     route.fulfill({ contentType: "text/javascript", body: script }));
   await page.goto(url);
-  await page.waitForFunction(() => window.__e2eDone !== undefined, null, { timeout: 30_000 });
+  await page.waitForFunction(() => window.__e2eDone !== undefined, null, { timeout: timeoutMs });
   const done = await page.evaluate(() => window.__e2eDone);
   if (!done.ok) throw new Error(`module failed: ${done.error}`);
 }
