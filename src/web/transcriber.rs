@@ -20,7 +20,6 @@ mod socket;
 
 pub use options::gladia_provisioner;
 
-use crate::core::gladia::STOP_RECORDING;
 use crate::core::time::Millis;
 use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
@@ -368,13 +367,28 @@ impl Shared {
                 }
             }
             Action::Send(bytes) => {
+                let text = self.driver.read(|core| core.audio_text(&bytes)).flatten();
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_bytes(&bytes);
+                    match text {
+                        Some(text) => socket.send_text(&text),
+                        None => socket.send_bytes(&bytes),
+                    }
                 }
             }
             Action::SendStopRecording => {
+                let messages = self
+                    .driver
+                    .read(Transcriber::finish_messages)
+                    .unwrap_or_default();
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_text(STOP_RECORDING);
+                    for message in messages {
+                        socket.send_text(message);
+                    }
+                }
+            }
+            Action::SendText(text) => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    socket.send_text(&text);
                 }
             }
             Action::Close => self.close_socket(),

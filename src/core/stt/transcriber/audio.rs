@@ -8,17 +8,22 @@
 //!   opens or the transcriber ends); one that already went out once is only forgotten.
 //! - **In order.** Frames go out in the order they came, and a socket that closes puts its
 //!   unconfirmed frames back at the front, ahead of anything newer.
-//! - **At least once.** A frame handed to a socket is confirmed by the server's `audio_chunk`
-//!   acknowledgments once the session sends them — each confirms the oldest unconfirmed frames
-//!   its byte range covers, at least one — otherwise by the socket staying open
-//!   [`UNACKED_CONFIRM_MS`] after the send. So a socket that dies right after it opened does not
+//! - **At least once.** A frame handed to a socket is confirmed by the protocol's watermark. Where
+//!   the session survives a reconnect (Gladia), by its acknowledgments once it sends them — each
+//!   confirms the oldest unconfirmed frames its byte range covers, at least one — otherwise by the
+//!   socket staying open [`UNACKED_CONFIRM_MS`] after the send. Where every connection is a new
+//!   session, only by what the server finalized: a frame is done with once the final results cover
+//!   its end on its connection's audio clock; everything else is sent again on the next one.
+//! - **Paced.** A protocol may cap how fast audio goes out on one connection (a resent backlog
+//!   must not run faster than the provider allows) and the size of frames (small ones are joined,
+//!   large ones split). So a socket that dies right after it opened does not
 //!   take the buffered audio with it. Acknowledgments are matched by length, never by the
 //!   session's byte offsets: a server that got a frame twice counts it twice, and an offset would
 //!   then confirm a frame it never received. A frame that arrived but whose acknowledgment was
 //!   lost is sent twice; none is lost to a flap.
 
 use super::{Action, TranscriberError};
-use crate::core::gladia;
+use crate::core::stt::protocol::{pcm_bytes_for_ms, pcm_ms_for_bytes, Pacing, Watermark};
 use crate::core::time::Millis;
 use std::collections::VecDeque;
 
@@ -34,6 +39,8 @@ struct Frame {
     sent_at: Millis,
     /// Handed to a socket at least once, so the next send is a resend.
     sent: bool,
+    /// Bytes the current connection had received once this frame went out on it.
+    end_offset: u64,
 }
 
 /// Frame counters since creation.
@@ -52,8 +59,18 @@ pub(super) struct AudioBuffer {
     bound: u64,
     sample_rate: u32,
     in_flight: usize,
-    /// The session acknowledges audio: only acknowledgments confirm, not time.
+    /// Only the watermark confirms, not time: the session acknowledges audio, or the protocol
+    /// confirms by finalized time.
     acknowledging: bool,
+    watermark: Watermark,
+    pacing: Pacing,
+    /// Bytes sent on the current connection, and when it opened (pacing, finalized time).
+    connection_bytes: u64,
+    connection_opened: Millis,
+    /// `stop`: a last frame under the protocol's smallest size goes out too, padded.
+    flush_tail: bool,
+    /// When a frame last went out.
+    pub(super) last_sent_at: Option<Millis>,
     dropped_unreported: u64,
     dropped_bytes_unreported: u64,
     /// This outage has reported its first drop.
@@ -62,14 +79,20 @@ pub(super) struct AudioBuffer {
 }
 
 impl AudioBuffer {
-    pub(super) fn new(bound: u64, sample_rate: u32) -> Self {
+    pub(super) fn new(bound: u64, sample_rate: u32, watermark: Watermark, pacing: Pacing) -> Self {
         AudioBuffer {
             frames: VecDeque::new(),
             bytes: 0,
             bound,
             sample_rate,
             in_flight: 0,
-            acknowledging: false,
+            acknowledging: watermark == Watermark::FinalizedTime,
+            watermark,
+            pacing,
+            connection_bytes: 0,
+            connection_opened: Millis(0),
+            flush_tail: false,
+            last_sent_at: None,
             dropped_unreported: 0,
             dropped_bytes_unreported: 0,
             outage_reported: false,
@@ -87,7 +110,7 @@ impl AudioBuffer {
         self.frames.len().saturating_sub(self.in_flight) as u64
     }
 
-    /// Keeps a frame; with a socket open it goes out at once.
+    /// Keeps a frame; with a socket open it goes out at once (as pacing allows).
     pub(super) fn push(
         &mut self,
         bytes: Vec<u8>,
@@ -96,11 +119,15 @@ impl AudioBuffer {
         actions: &mut VecDeque<Action>,
     ) {
         self.bytes = self.bytes.saturating_add(bytes.len() as u64);
-        self.frames.push_back(Frame {
-            bytes,
-            sent_at: now,
-            sent: false,
-        });
+        let max = self.frame_bytes(self.pacing.max_frame_ms);
+        if max > 0 && bytes.len() as u64 > max {
+            let size = usize::try_from(max).unwrap_or(usize::MAX);
+            for piece in bytes.chunks(size) {
+                self.keep(piece.to_vec(), now);
+            }
+        } else {
+            self.keep(bytes, now);
+        }
         if open {
             self.confirm_by_time(now);
             self.transmit_waiting(now, actions);
@@ -108,8 +135,11 @@ impl AudioBuffer {
         self.enforce_bound(actions);
     }
 
-    /// A socket opened: everything waiting goes out, in order; drops not reported yet are.
+    /// A socket opened: everything waiting goes out, in order (as pacing allows); drops not
+    /// reported yet are reported.
     pub(super) fn on_open(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+        self.connection_bytes = 0;
+        self.connection_opened = now;
         self.transmit_waiting(now, actions);
         self.report_drops(actions);
         self.outage_reported = false;
@@ -123,13 +153,16 @@ impl AudioBuffer {
 
     /// A new session: it has not acknowledged anything yet.
     pub(super) fn on_new_session(&mut self) {
-        self.acknowledging = false;
+        self.acknowledging = self.watermark == Watermark::FinalizedTime;
     }
 
     /// An acknowledgment of `bytes` bytes confirms the oldest unconfirmed frames it covers, at
     /// least one. Acknowledgments come on the socket the frames went out on, in order, so a
     /// coalesced or lost one only leaves frames unconfirmed (sent again), never the reverse.
     pub(super) fn on_acknowledged(&mut self, bytes: u64) {
+        if self.watermark != Watermark::AcknowledgedBytes {
+            return;
+        }
         self.acknowledging = true;
         let mut covered = 0u64;
         while self.in_flight > 0 && bytes > 0 {
@@ -145,6 +178,50 @@ impl AudioBuffer {
         }
     }
 
+    /// The server finalized the current connection's audio up to `ms`: frames that end at or
+    /// before it are done with.
+    pub(super) fn on_finalized(&mut self, ms: u64) {
+        if self.watermark != Watermark::FinalizedTime {
+            return;
+        }
+        let mark = pcm_bytes_for_ms(ms, self.sample_rate);
+        while self.in_flight > 0 && self.frames.front().is_some_and(|f| f.end_offset <= mark) {
+            self.pop_front();
+            self.in_flight -= 1;
+        }
+    }
+
+    /// Whether every frame kept has gone out on the current socket.
+    pub(super) fn drained(&self) -> bool {
+        self.in_flight >= self.frames.len()
+    }
+
+    /// `stop`: nothing more will come, so a last frame under the smallest size goes out too.
+    pub(super) fn flush(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+        self.flush_tail = true;
+        self.transmit_waiting(now, actions);
+    }
+
+    /// When the next waiting frame may go out, if pacing holds one back.
+    pub(super) fn next_send_at(&self) -> Option<Millis> {
+        let rate = u64::from(self.pacing.rate_percent);
+        let frame = self.frames.get(self.in_flight)?;
+        if rate == 0 || self.held_tail(self.in_flight) {
+            return None;
+        }
+        let total = self
+            .connection_bytes
+            .saturating_add(frame.bytes.len() as u64);
+        let ahead =
+            pcm_ms_for_bytes(total, self.sample_rate).saturating_sub(self.pacing.allowance_ms);
+        Some(self.connection_opened.after((ahead * 100).div_ceil(rate)))
+    }
+
+    /// Sends what pacing allows now.
+    pub(super) fn on_pace(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+        self.transmit_waiting(now, actions);
+    }
+
     /// The transcriber is over: frames that never went out are discarded (counted), drops not
     /// reported yet are reported.
     pub(super) fn release(&mut self, actions: &mut VecDeque<Action>) {
@@ -156,17 +233,90 @@ impl AudioBuffer {
         self.report_drops(actions);
     }
 
+    fn frame_bytes(&self, ms: u64) -> u64 {
+        pcm_bytes_for_ms(ms, self.sample_rate)
+    }
+
+    /// Queues a frame, joined to the last one while that one waits and is under the smallest size.
+    fn keep(&mut self, bytes: Vec<u8>, now: Millis) {
+        let min = self.frame_bytes(self.pacing.min_frame_ms);
+        let waiting = self.frames.len() > self.in_flight;
+        if let Some(last) = self.frames.back_mut().filter(|_| waiting && min > 0) {
+            if !last.sent && (last.bytes.len() as u64) < min {
+                last.bytes.extend_from_slice(&bytes);
+                return;
+            }
+        }
+        self.frames.push_back(Frame {
+            bytes,
+            sent_at: now,
+            sent: false,
+            end_offset: 0,
+        });
+    }
+
+    /// Whether the frame at `index` is a last frame under the smallest size, kept back to grow.
+    fn held_tail(&self, index: usize) -> bool {
+        let min = self.frame_bytes(self.pacing.min_frame_ms);
+        !self.flush_tail
+            && index + 1 == self.frames.len()
+            && self
+                .frames
+                .get(index)
+                .is_some_and(|f| (f.bytes.len() as u64) < min)
+    }
+
+    /// Whether `bytes` more may go out on this connection at `now`.
+    fn pace_allows(&self, bytes: u64, now: Millis) -> bool {
+        let rate = u64::from(self.pacing.rate_percent);
+        if rate == 0 {
+            return true;
+        }
+        let elapsed = now.since(self.connection_opened).saturating_mul(rate) / 100;
+        let budget = pcm_bytes_for_ms(
+            elapsed.saturating_add(self.pacing.allowance_ms),
+            self.sample_rate,
+        );
+        self.connection_bytes.saturating_add(bytes) <= budget
+    }
+
     fn transmit_waiting(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
-        for frame in self.frames.iter_mut().skip(self.in_flight) {
+        let min = usize::try_from(self.frame_bytes(self.pacing.min_frame_ms)).unwrap_or(0);
+        while self.in_flight < self.frames.len() {
+            if self.held_tail(self.in_flight) {
+                break;
+            }
+            let Some(size) = self
+                .frames
+                .get(self.in_flight)
+                .map(|f| f.bytes.len().max(min))
+            else {
+                break;
+            };
+            if !self.pace_allows(size as u64, now) {
+                break;
+            }
+            let Some(frame) = self.frames.get_mut(self.in_flight) else {
+                break;
+            };
+            if frame.bytes.len() < size {
+                // A last frame under the smallest size: padded with silence.
+                let added = size - frame.bytes.len();
+                frame.bytes.resize(size, 0);
+                self.bytes = self.bytes.saturating_add(added as u64);
+            }
+            self.connection_bytes = self.connection_bytes.saturating_add(size as u64);
             frame.sent_at = now;
+            frame.end_offset = self.connection_bytes;
             self.counts.sent += 1;
             if frame.sent {
                 self.counts.resent += 1;
             }
             frame.sent = true;
             actions.push_back(Action::Send(frame.bytes.clone()));
+            self.in_flight += 1;
+            self.last_sent_at = Some(now);
         }
-        self.in_flight = self.frames.len();
     }
 
     /// Forgets sent frames that stayed on an open socket long enough, unless the session
@@ -218,7 +368,7 @@ impl AudioBuffer {
         if self.dropped_unreported == 0 {
             return;
         }
-        let bytes_per_second = gladia::pcm_bytes_for_ms(1_000, self.sample_rate).max(1);
+        let bytes_per_second = pcm_bytes_for_ms(1_000, self.sample_rate).max(1);
         let ms = u128::from(self.dropped_bytes_unreported) * 1_000 / u128::from(bytes_per_second);
         actions.push_back(Action::Error(TranscriberError::AudioDropped {
             frames: self.dropped_unreported,
