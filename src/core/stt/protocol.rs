@@ -136,8 +136,9 @@ pub trait Protocol: fmt::Debug {
     /// Decodes one server text message into zero or more events, in order.
     fn decode(&mut self, text: &str, events: &mut Vec<Event>);
 
-    /// A text message to send first on every connection, if the protocol has one.
-    fn start_message(&self) -> Option<String> {
+    /// A text message to send first on every connection, if the protocol has one. `config` is the
+    /// JSON object `provision()` gave as `config`, whose fields go into it ([`merged_object`]).
+    fn start_message(&self, _config: Option<&str>) -> Option<String> {
         None
     }
 
@@ -178,6 +179,23 @@ pub trait Protocol: fmt::Debug {
     }
 }
 
+/// The JSON object `base` with the members of the JSON object `extra` after its own (a reader
+/// that keeps the last of a repeated key, as `JSON.parse` does, sees `extra`'s values). `extra`
+/// must be an object as `JSON.stringify` writes it; anything else leaves `base` as it is.
+pub fn merged_object(base: &str, extra: Option<&str>) -> String {
+    let members = extra
+        .and_then(|extra| extra.trim().strip_prefix('{')?.strip_suffix('}'))
+        .map(str::trim)
+        .filter(|members| !members.is_empty());
+    match (members, base.trim_end().strip_suffix('}')) {
+        (Some(members), Some(open)) if open.trim_end().ends_with('{') => {
+            format!("{open}{members}}}")
+        }
+        (Some(members), Some(open)) => format!("{open},{members}}}"),
+        _ => base.to_owned(),
+    }
+}
+
 /// Standard base64 with padding, for [`Protocol::audio_text`].
 pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -204,7 +222,19 @@ pub fn base64(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, merged_object};
+
+    #[test]
+    fn merges_objects() {
+        assert_eq!(
+            merged_object(r#"{"a":1}"#, Some(r#"{"b":2}"#)),
+            r#"{"a":1,"b":2}"#
+        );
+        assert_eq!(merged_object("{}", Some(r#"{"b":2}"#)), r#"{"b":2}"#);
+        assert_eq!(merged_object(r#"{"a":1}"#, Some("{}")), r#"{"a":1}"#);
+        assert_eq!(merged_object(r#"{"a":1}"#, Some("[1]")), r#"{"a":1}"#);
+        assert_eq!(merged_object(r#"{"a":1}"#, None), r#"{"a":1}"#);
+    }
 
     #[test]
     fn base64_pads() {

@@ -131,6 +131,8 @@ pub struct Transcriber {
     last_close: Option<CloseReport>,
     /// Events decoded from one message, reused.
     events: Vec<Event>,
+    /// `config` of the last `provision()`, as JSON, for the protocol's start message.
+    start_config: Option<String>,
     timers: Timers,
     /// The status of the last failed `provision()`, for the terminal error.
     last_provision_status: u16,
@@ -167,6 +169,7 @@ impl Transcriber {
             last_text_at: None,
             last_close: None,
             events: Vec::new(),
+            start_config: None,
             timers: Timers::default(),
             last_provision_status: 0,
             finals: 0,
@@ -240,6 +243,12 @@ impl Transcriber {
         }
     }
 
+    /// `provision()` gave this `config` (a JSON object) with the URL that follows: its fields go
+    /// into the protocol's start message. Call before [`Transcriber::on_provisioned`].
+    pub fn set_start_config(&mut self, config: Option<String>) {
+        self.start_config = config;
+    }
+
     /// `provision()` resolved with this URL.
     pub fn on_provisioned(&mut self, url: &str, now: Millis) {
         if self.state != State::Provisioning {
@@ -284,7 +293,7 @@ impl Transcriber {
         self.opened_at = Some(now);
         self.last_text_at = None;
         self.set_state(State::Open);
-        if let Some(start) = self.protocol.start_message() {
+        if let Some(start) = self.protocol.start_message(self.start_config.as_deref()) {
             self.send_text(start, now);
         }
         self.audio.on_open(now, &mut self.actions);
