@@ -13,7 +13,7 @@
 //! never fatal. Parsing here rather than with the browser's `JSON.parse` keeps the whole protocol,
 //! malformed input included, under native tests.
 
-use crate::core::json::{Malformed, Reader};
+use crate::core::json::Reader;
 use crate::core::stt::protocol::{CloseClass, Event, Protocol, Watermark};
 use std::borrow::Cow;
 
@@ -165,12 +165,12 @@ pub fn read(text: &str) -> Option<MessageView> {
                 Ok(())
             }
             "acknowledged" => {
-                acknowledged = read_bool(reader)? == Some(true);
+                acknowledged = reader.bool_or_skip()? == Some(true);
                 Ok(())
             }
             "data" => reader.object_or_skip(|reader, key| match key {
                 "is_final" => {
-                    is_final = read_bool(reader)?;
+                    is_final = reader.bool_or_skip()?;
                     Ok(())
                 }
                 "utterance" => reader.object_or_skip(|reader, key| match key {
@@ -207,15 +207,6 @@ pub fn read(text: &str) -> Option<MessageView> {
         text: utterance,
         acknowledged_bytes,
     })
-}
-
-/// `true`/`false`, or `None` for any other value (which is skipped).
-fn read_bool(reader: &mut Reader<'_>) -> Result<Option<bool>, Malformed> {
-    match reader.peek_value() {
-        Some(b't') => reader.skip().map(|()| Some(true)),
-        Some(b'f') => reader.skip().map(|()| Some(false)),
-        _ => reader.skip().map(|()| None),
-    }
 }
 
 /// Reads and classifies one text message.

@@ -2,6 +2,7 @@
 //! protocol behind one small trait ([`protocol::Protocol`]). A new provider is one file here and
 //! one line in [`PROTOCOLS`].
 
+pub mod deepgram;
 pub mod gladia;
 pub mod protocol;
 pub mod transcriber;
@@ -12,7 +13,10 @@ use protocol::Protocol;
 pub type MakeProtocol = fn() -> Box<dyn Protocol>;
 
 /// Every protocol by the name apps give as `protocol`; the first is the default.
-pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[("gladia", gladia::protocol)];
+pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
+    ("gladia", gladia::protocol),
+    ("deepgram", deepgram::protocol),
+];
 
 /// The protocol called `name`, if there is one.
 pub fn protocol_named(name: &str) -> Option<Box<dyn Protocol>> {
