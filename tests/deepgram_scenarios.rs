@@ -215,8 +215,7 @@ fn stop_sends_finalize_and_close_stream_after_the_backlog_and_waits_for_metadata
     d.provisioned(DG);
     let opened = d.open();
     assert!(sent(&opened).len() < 100, "paced");
-    let stopped = d.t.stop(d.now);
-    let _ = stopped;
+    d.t.stop(d.now);
     let mut actions = d.take();
     assert!(
         !actions.contains(&Action::SendStopRecording),
