@@ -177,7 +177,8 @@ fn a_backlog_is_resent_no_faster_than_one_and_a_quarter_real_time() {
     d.provisioned(DG);
     let mut log = vec![(d.now.0, d.open())];
     for _ in 0..400 {
-        log.push((d.now.0, d.advance(10)));
+        let actions = d.advance(10);
+        log.push((d.now.0, actions));
     }
     let mut sent_ms = 0u64;
     for (at, actions) in &log {

@@ -2,6 +2,7 @@
 //! protocol behind one small trait ([`protocol::Protocol`]). A new provider is one file here and
 //! one line in [`PROTOCOLS`].
 
+pub mod assemblyai;
 pub mod deepgram;
 pub mod gladia;
 pub mod protocol;
@@ -16,6 +17,7 @@ pub type MakeProtocol = fn() -> Box<dyn Protocol>;
 pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("gladia", gladia::protocol),
     ("deepgram", deepgram::protocol),
+    ("assemblyai", assemblyai::protocol),
 ];
 
 /// The protocol called `name`, if there is one.

@@ -130,8 +130,8 @@ pub trait Protocol: fmt::Debug {
     /// The name apps use (`protocol: "deepgram"`).
     fn name(&self) -> &'static str;
 
-    /// A new connection opened: forget what belonged to the last one (pieces of an utterance).
-    fn on_connect(&mut self) {}
+    /// A new connection to `url` opened: forget what belonged to the last one.
+    fn on_connect(&mut self, _url: &str) {}
 
     /// Decodes one server text message into zero or more events, in order.
     fn decode(&mut self, text: &str, events: &mut Vec<Event>);

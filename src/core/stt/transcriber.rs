@@ -289,7 +289,9 @@ impl Transcriber {
         }
         self.timers.connect = None;
         self.policy.on_open(now);
-        self.protocol.on_connect();
+        if let Some(url) = &self.url {
+            self.protocol.on_connect(url);
+        }
         self.opened_at = Some(now);
         self.last_text_at = None;
         self.set_state(State::Open);

@@ -242,7 +242,9 @@ impl AudioBuffer {
         let min = self.frame_bytes(self.pacing.min_frame_ms);
         let waiting = self.frames.len() > self.in_flight;
         if let Some(last) = self.frames.back_mut().filter(|_| waiting && min > 0) {
-            if !last.sent && (last.bytes.len() as u64) < min {
+            let joined = (last.bytes.len() + bytes.len()) as u64;
+            let max = pcm_bytes_for_ms(self.pacing.max_frame_ms, self.sample_rate);
+            if !last.sent && (last.bytes.len() as u64) < min && (max == 0 || joined <= max) {
                 last.bytes.extend_from_slice(&bytes);
                 return;
             }
