@@ -1,7 +1,7 @@
 // Turns wasm-bindgen's output in pkg/ into the published package, which is pkg/ itself:
 // - the declarations check under any TypeScript lib (see `fixDeclarations`);
 // - the Node entry (js/node.js) sits next to the web entry;
-// - README and licenses are copied in;
+// - README, the user docs (docs/*.md, not docs/maintainers/) and licenses are copied in;
 // - pkg/package.json is the publish manifest: the root manifest's public fields with the `pkg/`
 //   prefix dropped, and no scripts or dev dependencies (they point at files a consumer never gets).
 //
@@ -9,7 +9,7 @@
 // size is printed last.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 
 const root = new URL("../", import.meta.url);
 const pkg = new URL("pkg/", root);
@@ -38,8 +38,19 @@ const INIT_OUTPUT = `export interface InitOutput {
     readonly memory: WebAssembly.Memory;
 }`;
 
+// wasm-bindgen declares `free(): void;` first in every class, and each class declares its own,
+// documented `free()` (idempotent, unlike the generated one): keep only that one.
+function dropGeneratedFree(text) {
+  return text.replace(/^export class (\w+) \{\n[\s\S]*?^\}/gm, (block, name) => {
+    const bare = "\n    free(): void;\n";
+    const count = block.split(bare).length - 1;
+    if (count > 2) throw new Error(`turnguard.d.ts: ${name} declares free() ${count} times`);
+    return count === 2 ? block.replace(bare, "\n") : block;
+  });
+}
+
 function fixDeclarations(text) {
-  let fixed = text;
+  let fixed = dropGeneratedFree(text);
   if (!fixed.includes("interface SymbolConstructor")) {
     fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${SYMBOL_DISPOSE}`);
     if (!fixed.includes("interface SymbolConstructor")) throw new Error("turnguard.d.ts: no place for the Symbol.dispose declaration");
@@ -81,7 +92,9 @@ for (const dir of ["", "controller/"]) {
 }
 const source = JSON.parse(read(new URL("package.json", root)));
 for (const file of source.files) {
-  if (!file.startsWith("pkg/")) copyFileSync(new URL(file, root), new URL(file, pkg));
+  if (file.startsWith("pkg/")) continue;
+  mkdirSync(new URL("./", new URL(file, pkg)), { recursive: true });
+  copyFileSync(new URL(file, root), new URL(file, pkg));
 }
 copyFileSync(new URL("README.md", root), new URL("README.md", pkg));
 writeFileSync(new URL("package.json", pkg), `${JSON.stringify(manifest(source), null, 2)}\n`);
