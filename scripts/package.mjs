@@ -83,9 +83,9 @@ function manifest(source) {
   return out;
 }
 
-// Each entry point ("turnguard", "turnguard/controller") is a wasm-bindgen build with its own
-// declarations and Node entry.
-for (const dir of ["", "controller/"]) {
+// Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") is a
+// wasm-bindgen build with its own declarations and Node entry.
+for (const dir of ["", "controller/", "transcriber/"]) {
   const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
   writeFileSync(declarations, fixDeclarations(read(declarations)));
   copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));

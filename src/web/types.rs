@@ -2,6 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "controller")]
 #[wasm_bindgen(typescript_custom_section)]
 const TURN_TYPES: &str = r#"
 /** What a route's `generate` receives for one attempt. */
@@ -162,6 +163,7 @@ export interface ReconnectDecision {
 }
 "#;
 
+#[cfg(feature = "controller")]
 #[wasm_bindgen(typescript_custom_section)]
 const ROUTE_TYPES: &str = r#"
 export interface OpenAiCompatibleRouteOptions {
