@@ -7,6 +7,7 @@ mod web;
 
 use js_sys::Function;
 use turnguard::web::transcriber::LiveTranscriber;
+use turnguard::web::VoiceSession;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
@@ -20,12 +21,18 @@ const DEVSTACK: &str = match option_env!("TURNGUARD_DEVSTACK_URL") {
 #[wasm_bindgen(module = "/tests/browser/deepgram.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = runScenario)]
-    async fn run_scenario(name: &str, devstack: &str, make: &Function) -> Result<JsValue, JsValue>;
+    async fn run_scenario(
+        name: &str,
+        devstack: &str,
+        make: &Function,
+        make_session: &Function,
+    ) -> Result<JsValue, JsValue>;
 }
 
 async fn scenario(name: &str) {
     let make = web::factory1(LiveTranscriber::new);
-    web::expect_scenario(name, run_scenario(name, DEVSTACK, &make)).await;
+    let make_session = web::factory1(VoiceSession::new);
+    web::expect_scenario(name, run_scenario(name, DEVSTACK, &make, &make_session)).await;
 }
 
 scenarios! {
@@ -40,4 +47,5 @@ scenarios! {
     a_backlog_is_resent_no_faster_than_the_provider_allows => "aBacklogIsResentNoFasterThanTheProviderAllows",
     the_protocol_option_is_checked => "theProtocolOptionIsChecked",
     subprotocols_that_are_not_strings_fail_as_an_unusable_url => "subprotocolsThatAreNotStringsFailAsAnUnusableUrl",
+    voice_session_passes_the_protocol_and_its_events_through => "voiceSessionPassesTheProtocolAndItsEventsThrough",
 }

@@ -1,7 +1,8 @@
 // LiveTranscriber with `protocol: "deepgram"` in a real browser against the dev stack's Deepgram
 // mock (www/devstack/deepgram.mjs; its scripted recognizer turns each 500 ms of audio into the word
 // `w<N>`, N the number of the segment's first frame, two words an utterance). Each scenario has its
-// own `mock_key`, and the server-side assertions read that key's counters. `ctx`: `{ devstack, make }`.
+// own `mock_key`, and the server-side assertions read that key's counters. `ctx`: `{ devstack, make,
+// makeSession }` (`new LiveTranscriber(options)`, `new VoiceSession(options)`).
 
 import { assert, assertEq, assertThrows, frame, range, recorder, runIn, sleep, until } from "./support.js";
 
@@ -199,6 +200,24 @@ const scenarios = {
   },
 };
 
-export async function runScenario(name, devstack, make) {
-  return runIn(scenarios, name, { devstack, make });
+scenarios.voiceSessionPassesTheProtocolAndItsEventsThrough = async ({ devstack, makeSession }) => {
+  const app = deepgramBackend(devstack);
+  const close = closes();
+  const session = makeSession({
+    routes: [{ name: "r", generate: async () => "Noted." }],
+    recoveryText: "Sorry?",
+    provision: app.provision,
+    synthesize: () => new ArrayBuffer(8),
+    transcriber: { protocol: "deepgram", policy: FAST, onEvent: close.onEvent, workletUrl: "/never-loaded.js" },
+  });
+  await session.start({ microphone: false });
+  assertEq(app.reasons, ["start"], "provisioned through the session");
+  const server = await app.stats();
+  assertEq([server.bearer, server.open], [1, 1], "the session's transcriber speaks Deepgram, with the bearer subprotocol");
+  await session.stop();
+  session.free();
+};
+
+export async function runScenario(name, devstack, make, makeSession) {
+  return runIn(scenarios, name, { devstack, make, makeSession });
 }
