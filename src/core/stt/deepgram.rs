@@ -14,7 +14,8 @@
 //! - **Keepalive (L9):** `{"type":"KeepAlive"}` after 4 s without a frame (the server closes
 //!   1011 `NET-0001` after 10 s).
 //! - **Finish:** `Finalize` (flush) then `CloseStream`; the server sends what is left, `Metadata`,
-//!   and closes.
+//!   and closes. A flushed result (`from_finalize`) or `Metadata` ends an utterance that no
+//!   `speech_final` ended.
 //! - **Closes:** 1008 (`DATA-0000`, undecodable audio) is a client bug: fatal. Everything else
 //!   (1011 `NET-0000`/`NET-0001`, 1000, 1006) is retried; a refused handshake (expired token)
 //!   is a socket that never opened, which R5 handles with fresh tokens.
@@ -48,6 +49,7 @@ struct View<'a> {
     kind: Option<Cow<'a, str>>,
     is_final: bool,
     speech_final: bool,
+    from_finalize: bool,
     start_ms: Option<u64>,
     duration_ms: Option<u64>,
     /// `channel.alternatives[0].transcript`.
@@ -69,6 +71,10 @@ fn read(text: &str) -> Option<View<'_>> {
             }
             "speech_final" => {
                 view.speech_final = reader.bool_or_skip()? == Some(true);
+                Ok(())
+            }
+            "from_finalize" => {
+                view.from_finalize = reader.bool_or_skip()? == Some(true);
                 Ok(())
             }
             "start" => {
@@ -147,7 +153,8 @@ impl Protocol for Deepgram {
                     events.push(Event::FinalizedUntilMs(start.saturating_add(duration)));
                 }
                 self.segments = self.with(&transcript);
-                if view.speech_final {
+                // A `Finalize` flush ends the utterance too: no `speech_final` may follow it.
+                if view.speech_final || view.from_finalize {
                     self.finish_utterance(events);
                 } else if !self.segments.is_empty() {
                     events.push(Event::Partial(self.segments.clone()));
@@ -155,7 +162,13 @@ impl Protocol for Deepgram {
             }
             Some("UtteranceEnd") => self.finish_utterance(events),
             Some("SpeechStarted") => events.push(Event::SpeechStart),
-            Some("Metadata") => events.push(Event::Finished),
+            Some("Metadata") => {
+                // The stream is over: words still joining make the last final.
+                if !self.segments.is_empty() {
+                    self.finish_utterance(events);
+                }
+                events.push(Event::Finished);
+            }
             Some(_) => events.push(Event::Unknown),
             None => events.push(Event::Malformed),
         }
@@ -259,6 +272,25 @@ mod tests {
         assert_eq!(
             decode(&mut p, &result("", true, true, "0.5")),
             [Event::FinalizedUntilMs(1_000), Event::Ignored]
+        );
+    }
+
+    #[test]
+    fn a_finalize_flush_or_the_metadata_ends_the_utterance() {
+        let mut p = Deepgram::default();
+        decode(&mut p, &result("last", true, false, "0.0"));
+        let flushed = r#"{"type":"Results","start":0.5,"duration":0.2,"is_final":true,"speech_final":false,"from_finalize":true,"channel":{"alternatives":[{"transcript":"words"}]}}"#;
+        assert_eq!(
+            decode(&mut p, flushed),
+            [
+                Event::FinalizedUntilMs(700),
+                Event::Final("last words".into())
+            ]
+        );
+        decode(&mut p, &result("more", true, false, "0.7"));
+        assert_eq!(
+            decode(&mut p, r#"{"type":"Metadata","request_id":"r"}"#),
+            [Event::Final("more".into()), Event::Finished]
         );
     }
 
