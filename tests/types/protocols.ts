@@ -23,6 +23,7 @@ const transcriber = new LiveTranscriber({
   protocol,
   provision: deepgram,
   throttledDelayMs: 15_000,
+  ackTimeoutMs: 0,
   workletUrl: "/capture-worklet.js",
   onEvent(event: TranscriberEvent) {
     if (event.type === "close") console.log(event.code, event.class, event.next, event.delayMs);

@@ -363,7 +363,7 @@ impl Transcriber {
             }),
             Event::Finished | Event::SessionOver if self.stopping => self.finish_stop(true),
             Event::SessionOver => self.session_ended(now),
-            Event::AckBytes(bytes) => self.audio.on_acknowledged(bytes),
+            Event::AckBytes(bytes) => self.audio.on_acknowledged(bytes, now),
             Event::FinalizedUntilMs(ms) => self.audio.on_finalized(ms),
             Event::Malformed => self.stats.malformed_messages += 1,
             Event::Unknown => self.stats.unknown_messages += 1,
@@ -433,6 +433,11 @@ impl Transcriber {
         if take_due(&mut self.timers.stop, now) && self.stopping {
             self.finish_stop(true);
         }
+        if self.half_open_at().is_some_and(|at| at <= now) {
+            // L4: acknowledgments stopped while audio went out: the socket is half-open.
+            self.actions.push_back(Action::Close);
+            return self.socket_lost(1006, now);
+        }
         if self.state == State::Open {
             if self.audio.next_send_at().is_some_and(|at| at <= now) {
                 self.audio.on_pace(now, &mut self.actions);
@@ -466,10 +471,15 @@ impl Transcriber {
     pub fn poll_timeout(&self) -> Option<Millis> {
         let open = (self.state == State::Open).then_some(());
         let pace = open.and_then(|()| self.audio.next_send_at());
-        [self.timers.earliest(), pace, self.keepalive_at()]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.timers.earliest(),
+            pace,
+            self.keepalive_at(),
+            self.half_open_at(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The next thing the shell must do, in order.
@@ -483,6 +493,15 @@ impl Transcriber {
             self.state = state;
             self.actions.push_back(Action::StateChanged(state));
         }
+    }
+
+    /// When an open socket that owes acknowledgments counts as half-open (L4).
+    fn half_open_at(&self) -> Option<Millis> {
+        if self.state != State::Open || self.stopping || self.config.ack_timeout_ms == 0 {
+            return None;
+        }
+        let since = self.audio.owed_ack_since()?;
+        Some(since.after(self.config.ack_timeout_ms))
     }
 
     /// When the keepalive is due: the protocol's idle time after the last frame (L9).

@@ -65,6 +65,7 @@ pub(super) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue>
     config.max_message_bytes = fields.count("maxMessageBytes", config.max_message_bytes, 1)?;
     config.throttled_delay_ms =
         fields.non_negative_ms("throttledDelayMs", config.throttled_delay_ms)?;
+    config.ack_timeout_ms = fields.non_negative_ms("ackTimeoutMs", config.ack_timeout_ms)?;
     let worklet = worklet_url(&fields)?;
     Ok(ParsedOptions {
         config,
@@ -274,6 +275,8 @@ export interface LiveTranscriberOptions {
   maxMessageBytes?: number;
   /** Least delay before reconnecting after a close the protocol classifies as throttled (e.g. too many concurrent sessions). Default 10000. */
   throttledDelayMs?: number;
+  /** Where the session acknowledges audio (Gladia): a socket that acknowledged nothing this long while audio waited is half-open, and is closed and reconnected. 0 turns it off. Default 10000. */
+  ackTimeoutMs?: number;
   /** Where `attachMicrophone` loads the capture worklet from unless its own options say: see `AttachMicrophoneOptions.workletUrl`. */
   workletUrl?: string;
   /** Partial transcripts: for captions only, never for starting a turn. */

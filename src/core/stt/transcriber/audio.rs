@@ -71,6 +71,8 @@ pub(super) struct AudioBuffer {
     flush_tail: bool,
     /// When a frame last went out.
     pub(super) last_sent_at: Option<Millis>,
+    /// When the current socket last acknowledged audio.
+    last_ack_at: Option<Millis>,
     dropped_unreported: u64,
     dropped_bytes_unreported: u64,
     /// This outage has reported its first drop.
@@ -93,6 +95,7 @@ impl AudioBuffer {
             connection_opened: Millis(0),
             flush_tail: false,
             last_sent_at: None,
+            last_ack_at: None,
             dropped_unreported: 0,
             dropped_bytes_unreported: 0,
             outage_reported: false,
@@ -140,6 +143,7 @@ impl AudioBuffer {
     pub(super) fn on_open(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
         self.connection_bytes = 0;
         self.connection_opened = now;
+        self.last_ack_at = None;
         self.transmit_waiting(now, actions);
         self.report_drops(actions);
         self.outage_reported = false;
@@ -159,11 +163,12 @@ impl AudioBuffer {
     /// An acknowledgment of `bytes` bytes confirms the oldest unconfirmed frames it covers, at
     /// least one. Acknowledgments come on the socket the frames went out on, in order, so a
     /// coalesced or lost one only leaves frames unconfirmed (sent again), never the reverse.
-    pub(super) fn on_acknowledged(&mut self, bytes: u64) {
+    pub(super) fn on_acknowledged(&mut self, bytes: u64, now: Millis) {
         if self.watermark != Watermark::AcknowledgedBytes {
             return;
         }
         self.acknowledging = true;
+        self.last_ack_at = Some(now);
         let mut covered = 0u64;
         while self.in_flight > 0 && bytes > 0 {
             let Some(size) = self.frames.front().map(|frame| frame.bytes.len() as u64) else {
@@ -189,6 +194,20 @@ impl AudioBuffer {
             self.pop_front();
             self.in_flight -= 1;
         }
+    }
+
+    /// Since when the current socket owes an acknowledgment: the later of its last one and the
+    /// oldest frame it has not acknowledged. `None` unless the session acknowledges audio and a
+    /// frame waits for it (L4: a socket silent past `ack_timeout_ms` from then is half-open).
+    pub(super) fn owed_ack_since(&self) -> Option<Millis> {
+        if self.watermark != Watermark::AcknowledgedBytes
+            || !self.acknowledging
+            || self.in_flight == 0
+        {
+            return None;
+        }
+        let oldest = self.frames.front()?.sent_at;
+        Some(self.last_ack_at.map_or(oldest, |at| at.max(oldest)))
     }
 
     /// Whether every frame kept has gone out on the current socket.

@@ -26,6 +26,9 @@ pub struct TranscriberConfig {
     pub max_message_bytes: u64,
     /// Least delay before reconnecting after a close the protocol classifies as throttled.
     pub throttled_delay_ms: u64,
+    /// Where the session acknowledges audio: a socket that acknowledged nothing this long while
+    /// audio waited for it is half-open, closed and reconnected (L4). 0 turns it off.
+    pub ack_timeout_ms: u64,
 }
 
 impl TranscriberConfig {
@@ -37,6 +40,8 @@ impl TranscriberConfig {
     pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 5_000;
     /// Default `provision_timeout_ms`.
     pub const DEFAULT_PROVISION_TIMEOUT_MS: u64 = 10_000;
+    /// Default `ack_timeout_ms`.
+    pub const DEFAULT_ACK_TIMEOUT_MS: u64 = 10_000;
     /// Default `throttled_delay_ms`.
     pub const DEFAULT_THROTTLED_DELAY_MS: u64 = 10_000;
     /// Default `max_message_bytes`: 1 MiB.
@@ -60,6 +65,7 @@ impl Default for TranscriberConfig {
             provision_timeout_ms: Self::DEFAULT_PROVISION_TIMEOUT_MS,
             max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
             throttled_delay_ms: Self::DEFAULT_THROTTLED_DELAY_MS,
+            ack_timeout_ms: Self::DEFAULT_ACK_TIMEOUT_MS,
         }
     }
 }
