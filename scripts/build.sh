@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the publishable package into pkg/: release wasm, wasm-bindgen glue and types, wasm-opt,
-# and prints the gzipped size of wasm + glue; then makes pkg/ the publishable package
-# (scripts/package.mjs) and prints its packed size.
+# makes pkg/ the publishable package (scripts/package.mjs, which prints its packed size), and
+# prints the gzipped size of each entry's wasm + glue as shipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -28,5 +28,5 @@ build_entry pkg/transcriber --no-default-features --features transcriber
 # The microphone worklet as a file of its own, for pages whose CSP forbids blob: scripts
 # (attachMicrophone(stream, { workletUrl })).
 cp src/web/capture-worklet.js pkg/capture-worklet.js
-node scripts/size.mjs
 node scripts/package.mjs
+node scripts/size.mjs

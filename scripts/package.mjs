@@ -1,5 +1,6 @@
 // Turns wasm-bindgen's output in pkg/ into the published package, which is pkg/ itself:
 // - the declarations check under any TypeScript lib (see `fixDeclarations`);
+// - using the package before `init()` says to call it (see `fixGlue`);
 // - the Node entry (js/node.js) sits next to the web entry;
 // - README, the user docs (docs/*.md, not docs/maintainers/) and licenses are copied in;
 // - pkg/package.json is the publish manifest: the root manifest's public fields with the `pkg/`
@@ -49,8 +50,21 @@ function dropGeneratedFree(text) {
   });
 }
 
+// The doc comments cite rules by id (T4, L1, R4…) and "DESIGN.md §n", a file users never see: the
+// package's docs/semantics.md explains each id (anchors #t4, #l1, #r4…).
+const RULE_IDS = `
+// Rule ids in these comments (T4, L1, R4, P3, V2…) are explained in this package's
+// docs/semantics.md, each at its anchor (#t4, #l1, #r4…).
+`;
+
+function citeSemantics(text) {
+  const sections = { 1: "#turns", 2: "#live-transcription", 3: "#voice-session" };
+  return text.replace(/DESIGN\.md §([123])/g, (_, n) => `docs/semantics.md${sections[n]}`);
+}
+
 function fixDeclarations(text) {
-  let fixed = dropGeneratedFree(text);
+  let fixed = citeSemantics(dropGeneratedFree(text));
+  if (!fixed.includes("docs/semantics.md, each at its anchor")) fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${RULE_IDS}`);
   if (!fixed.includes("interface SymbolConstructor")) {
     fixed = fixed.replace(/^(\/\* eslint-disable \*\/\n)/m, `$1${SYMBOL_DISPOSE}`);
     if (!fixed.includes("interface SymbolConstructor")) throw new Error("turnguard.d.ts: no place for the Symbol.dispose declaration");
@@ -83,11 +97,33 @@ function manifest(source) {
   return out;
 }
 
+// Before `init()` the glue's `wasm` is undefined, and every class fails with "Cannot read
+// properties of undefined (reading 'turncontroller_new')". Until then it is a stand-in whose every
+// property read throws an error that says the fix; `init()` and `initSync()` test for it.
+const NOT_READY = `const NOT_READY = new Proxy({}, {
+    get() {
+        throw new Error("turnguard is not initialized: call \`await init()\` (the package's default export) once, and wait for it, before using any class or function");
+    },
+});
+let wasmModule, wasmInstance, wasm = NOT_READY;`;
+
+function fixGlue(text) {
+  const declaration = "let wasmModule, wasmInstance, wasm;";
+  const check = "if (wasm !== undefined) return wasm;";
+  if (text.includes("NOT_READY")) return text;
+  if (!text.includes(declaration) || text.split(check).length !== 3) {
+    throw new Error("turnguard.js: the glue's `wasm` declaration or init checks changed; update fixGlue");
+  }
+  return text.replace(declaration, NOT_READY).replaceAll(check, "if (wasm !== NOT_READY) return wasm;");
+}
+
 // Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") is a
 // wasm-bindgen build with its own declarations and Node entry.
 for (const dir of ["", "controller/", "transcriber/"]) {
   const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
   writeFileSync(declarations, fixDeclarations(read(declarations)));
+  const glue = new URL(`${dir}turnguard.js`, pkg);
+  writeFileSync(glue, fixGlue(read(glue)));
   copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));
 }
 const source = JSON.parse(read(new URL("package.json", root)));

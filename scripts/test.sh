@@ -86,10 +86,10 @@ step "types: tsc --strict --noEmit"
 node_modules/.bin/tsc -p tests/types/tsconfig.json
 
 step "end to end: Node and Chromium"
-node --test tests/e2e/ www/
+node --test tests/docs/ tests/e2e/ www/
 
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs
 
-step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc"
-node --test tests/consumers/
+step "consumers: the packed tarball in Vite 8 and 6, webpack 5, a plain page, a worker, Node, tsc; examples/react"
+node --test tests/consumers/ tests/examples/

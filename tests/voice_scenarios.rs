@@ -376,3 +376,28 @@ fn barge_ins_with_nothing_current_change_nothing() {
         "a partial is only a caption (T1)"
     );
 }
+
+#[test]
+fn a_session_id_names_every_turn_so_two_sessions_never_share_a_turn_id() {
+    let turn_ids = |session: &str| {
+        let mut config = VoiceConfig::new(RECOVERY);
+        config.session_id = Some(session.to_owned());
+        let mut core = VoiceCore::new(config);
+        core.start();
+        let mut ids = Vec::new();
+        for (i, text) in ["one", "two"].into_iter().enumerate() {
+            core.on_final(text, t(i as u64 * 10));
+            ids.extend(
+                drain(&mut core)
+                    .into_iter()
+                    .filter_map(|action| match action {
+                        VoiceAction::StartTurn { turn_id, .. } => Some(turn_id),
+                        _ => None,
+                    }),
+            );
+        }
+        ids
+    };
+    assert_eq!(turn_ids("a1"), ["a1:turn-1", "a1:turn-2"]);
+    assert_eq!(turn_ids("b2"), ["b2:turn-1", "b2:turn-2"]);
+}

@@ -227,6 +227,10 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
     get state() {
       return session.state;
     },
+    /** The current session's id: its turn ids are `<sessionId>:turn-<n>`. */
+    get sessionId() {
+      return session.sessionId;
+    },
     player,
     /** Starts listening: the STT connection always, the microphone when asked. */
     start: ({ microphone = true } = {}) => listen(microphone),

@@ -88,12 +88,15 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
   const counters = { llmCalls: 0, recoveries: 0, reprovisions: 0, droppedFrames: 0 };
   let session = null;
   const turnOf = (id, t) => {
-    // A later session's turn-1 is another turn than the first session's.
-    const turnId = session > 1 ? `${id} (session ${session})` : id;
-    if (!turns.has(turnId)) {
-      turns.set(turnId, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], speech: null, bargeIn: null, events: [] });
+    const key = `${session} ${id}`;
+    if (!turns.has(key)) {
+      // Turn ids are `<sessionId>:turn-<n>`: the lane shows `turn-<n>`, with the session's number
+      // after the first session.
+      const name = id.slice(id.lastIndexOf(":") + 1);
+      const turnId = session > 1 ? `${name} (session ${session})` : name;
+      turns.set(key, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], speech: null, bargeIn: null, events: [] });
     }
-    return turns.get(turnId);
+    return turns.get(key);
   };
   let sttState = null;
   let sttSession = null;

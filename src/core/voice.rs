@@ -6,7 +6,7 @@
 //! [`VoiceCore::handle_timeout`]. The shell owns the transcriber, the controller, the TTS calls and
 //! the player, and reports back what they did.
 //!
-//! - Finals start turns with fresh ids; partials feed captions only (T1).
+//! - Finals start turns with fresh ids (`<session_id>:turn-<n>`); partials feed captions only (T1).
 //! - TTS gets only accepted sentences and the fixed recovery text, in order, with a look-ahead of
 //!   one sentence: the next is requested while the current one plays (P2).
 //! - A failed or timed-out synthesis skips its sentence with a non-terminal error; a turn whose
@@ -96,7 +96,10 @@ impl VoiceCore {
             is_final: true,
         });
         self.barge_in(BargeInCause::Final, now);
-        let turn_id = format!("turn-{}", self.next_turn);
+        let turn_id = match &self.config.session_id {
+            Some(session) => format!("{session}:turn-{}", self.next_turn),
+            None => format!("turn-{}", self.next_turn),
+        };
         self.next_turn = self.next_turn.wrapping_add(1);
         self.turn = Some(SpeakingTurn::new(&turn_id));
         self.push(VoiceAction::StartTurn {

@@ -11,6 +11,10 @@ pub struct VoiceConfig {
     pub echo_guard_ms: u64,
     /// A `synthesize` call slower than this is abandoned and its sentence skipped. Default 8000.
     pub tts_timeout_ms: u64,
+    /// Names the session in its turn ids, `<session_id>:turn-<n>`, so that request ids (and the
+    /// idempotency keys a backend deduplicates on) differ across sessions and page loads (T2).
+    /// `None`: `turn-<n>`, unique within this session only. The shell draws a random one.
+    pub session_id: Option<String>,
 }
 
 impl VoiceConfig {
@@ -21,6 +25,7 @@ impl VoiceConfig {
             min_partial_chars: 1,
             echo_guard_ms: 0,
             tts_timeout_ms: 8000,
+            session_id: None,
         }
     }
 }

@@ -9,7 +9,7 @@
 //! the engine (or free its owner).
 
 use crate::core::playback::{PlaybackSchedule, Stopped};
-use crate::web::convert::range_error;
+use crate::web::convert::{range_error, type_error};
 use js_sys::{ArrayBuffer, Promise};
 use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
@@ -347,6 +347,18 @@ impl Drop for AudioOut {
             let _ = self.context.close();
         }
     }
+}
+
+/// A `TypeError` saying what is missing where there is no Web Audio (Node, SSR, a test runner
+/// without a DOM), before anything else fails with a less helpful "is not a constructor".
+pub(crate) fn require_web_audio(class: &str) -> Result<(), JsValue> {
+    let constructor = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("AudioContext"))?;
+    if constructor.is_function() {
+        return Ok(());
+    }
+    Err(type_error(&format!(
+        "{class} needs Web Audio and this environment has no AudioContext (Node, SSR, a test runner without a browser): create it in a browser page. TurnController and ReconnectPolicy work anywhere"
+    )))
 }
 
 fn decode_error(cause: &JsValue) -> JsValue {

@@ -26,6 +26,13 @@ pub(crate) fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>
         .enumerate()
         .map(|(index, object)| {
             let path = format!("routes[{index}]");
+            // Not `Fields::of`: a function (the common mistake: `generate` passed on its own) is
+            // no route, and the error says what one is.
+            if !object.is_object() {
+                return Err(type_error(&format!(
+                    "{path} must be a route, an object {{ name, generate({{ requestId, turnId, input, signal }}) }}: e.g. {{ name: \"primary\", generate: yourFunction }}"
+                )));
+            }
             let fields = Fields::of(&object, &path)?;
             let name = fields.string("name")?;
             let generate = fields.function("generate")?;

@@ -34,6 +34,7 @@ impl SpeechPlayer {
             JsValue,
         >,
     ) -> Result<SpeechPlayer, JsValue> {
+        crate::web::audio::require_web_audio("SpeechPlayer")?;
         let options = options
             .filter(|options| !options.is_undefined())
             .unwrap_or_else(|| js_sys::Object::new().into());

@@ -25,6 +25,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::{AbortController, AudioBuffer, DomException};
 
 mod events;
+mod id;
 mod options;
 mod speech;
 mod wiring;
@@ -74,6 +75,7 @@ struct Shared {
 pub struct VoiceSession {
     /// Taken by `free()`: a freed session holds nothing.
     shared: Handle<Shared>,
+    session_id: String,
 }
 
 type Slot = Rc<RefCell<Weak<Shared>>>;
@@ -85,7 +87,9 @@ impl VoiceSession {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "VoiceSessionOptions")] options: JsValue,
     ) -> Result<VoiceSession, JsValue> {
+        crate::web::audio::require_web_audio("VoiceSession")?;
         let options = parse_session_options(&options)?;
+        let session_id = options.config.session_id.clone().unwrap_or_default();
         let slot: Slot = Rc::new(RefCell::new(Weak::new()));
 
         let controller =
@@ -110,7 +114,15 @@ impl VoiceSession {
         *slot.borrow_mut() = Rc::downgrade(&shared);
         Ok(VoiceSession {
             shared: Handle::new(shared),
+            session_id,
         })
+    }
+
+    /// The id in each of this session's turn ids, `<sessionId>:turn-<n>`: `options.sessionId`, or
+    /// a random one. Request ids (`<turnId>:attempt:<n>`) are unique across sessions with it.
+    #[wasm_bindgen(getter, js_name = sessionId)]
+    pub fn session_id(&self) -> String {
+        self.session_id.clone()
     }
 
     /// Starts listening. `microphone`: `true` (default: the default microphone, released by

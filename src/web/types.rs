@@ -232,6 +232,13 @@ export interface VoiceSessionOptions {
   routes: Route[];
   /** The fixed text spoken when a turn has no answer (or none of its sentences could be synthesized). */
   recoveryText: string;
+  /**
+   * Names this session in its turn ids, `<sessionId>:turn-<n>`, and so in its request ids (the
+   * `idempotency-key` a backend may deduplicate on): 1 to 128 letters, digits, `-`, `_` or `.`,
+   * never reused by another session (e.g. your conversation id plus a page-load id). Default: 16
+   * random hex digits from `crypto.getRandomValues`.
+   */
+  sessionId?: string;
   /** LiveTranscriber `provision()`; without it the session takes typed input only. */
   provision?: Provisioner;
   synthesize: Synthesize;

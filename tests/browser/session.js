@@ -156,7 +156,7 @@ const scenarios = {
       assertEq(turnEvents.slice(0, 2), ["turn_started", "attempt_started"], "controller events");
       assert(turnEvents.includes("accepted"), "accepted");
       assertEq(seen.log.controllerFirst, turnEvents.length, "controller.onEvent saw each one too");
-      const turn = steps(log, "turn-1");
+      const turn = steps(log, "s:turn-1");
       // Sentences queue as they come; TTS has a look-ahead of one; playback ends once, uncut.
       for (const [before, after] of [
         ["sentence_queued:0", "tts_started:0"],
@@ -181,7 +181,7 @@ const scenarios = {
       assertEq(states.at(-1).connections, 1, "one connection");
       assertEq(states.at(-1).framesDropped, 0, "no dropped frames");
       assertEq(log.filter((e) => e.type === "provision_finished").map((e) => e.ok), [true], "provision_finished");
-      assertEq(seen.log.speech, [["turn-1", "It is sunny.", { index: 0, recovery: false }], ["turn-1", "Take an umbrella.", { index: 1, recovery: false }]], "onSpeech");
+      assertEq(seen.log.speech, [["s:turn-1", "It is sunny.", { index: 0, recovery: false }], ["s:turn-1", "Take an umbrella.", { index: 1, recovery: false }]], "onSpeech");
       assertEq(seen.log.heard, [], "nothing cut");
       await session.stop();
       session.free();
@@ -206,22 +206,22 @@ const scenarios = {
       speak(session, 5); // speech_start of utterance 2
       await until(() => seen.log.heard.length === 1, 3000, "the heard part");
       const log = seen.log.events;
-      const turn = steps(log, "turn-1");
+      const turn = steps(log, "s:turn-1");
       assertEq(turn.slice(turn.indexOf("barge_in")), ["barge_in", "playback_ended"], "barge-in, then the cut playback");
       assertEq(log.find((e) => e.type === "barge_in").cause, "speech_start", "its cause");
-      const ended = log.filter((e) => e.type === "playback_ended" && e.turnId === "turn-1");
+      const ended = log.filter((e) => e.type === "playback_ended" && e.turnId === "s:turn-1");
       assertEq(ended.length, 1, "one playback_ended");
       assert(ended[0].cut && ended[0].heardMs > 0 && ended[0].unheardMs > 0, `cut with heard and unheard audio: ${JSON.stringify(ended[0])}`);
       const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
       assert(Math.abs(ended[0].heardMs + ended[0].unheardMs - audioMs) < 30, "heard + unheard is the scheduled audio");
-      assertEq(seen.log.heard, [["turn-1", session.history[1].content]], "onHeard is the history entry");
-      // Utterance 2 becomes turn-2; the app's button cuts it while it speaks.
+      assertEq(seen.log.heard, [["s:turn-1", session.history[1].content]], "onHeard is the history entry");
+      // Utterance 2 becomes s:turn-2; the app's button cuts it while it speaks.
       speak(session, FRAMES_PER_UTTERANCE - 5);
-      await until(() => session.state === "speaking", 8000, "turn-2 speaking");
+      await until(() => session.state === "speaking", 8000, "s:turn-2 speaking");
       session.interrupt();
       const button = log.filter((e) => e.type === "barge_in");
-      assertEq(button.map((e) => [e.turnId, e.cause]), [["turn-1", "speech_start"], ["turn-2", "button"]], "the button's barge-in");
-      assertEq(steps(log, "turn-2").at(-1), "playback_ended", "turn-2's cut playback reported");
+      assertEq(button.map((e) => [e.turnId, e.cause]), [["s:turn-1", "speech_start"], ["s:turn-2", "button"]], "the button's barge-in");
+      assertEq(steps(log, "s:turn-2").at(-1), "playback_ended", "turn-2's cut playback reported");
       checkEvents(log, ["utterance", "sunny", "rains", "noted", RECOVERY]);
       await session.stop();
       session.free();
@@ -263,11 +263,11 @@ const scenarios = {
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => events.log.turns.length === 1 && session.state === "listening", 8000, "the spoken answer");
       assertEq(events.log.states, ["listening", "thinking", "speaking", "listening"], "states");
-      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["It is sunny.", "turn-1"], ["Take an umbrella.", "turn-1"]], "TTS got the accepted sentences in order");
+      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["It is sunny.", "s:turn-1"], ["Take an umbrella.", "s:turn-1"]], "TTS got the accepted sentences in order");
       assertEq(sources.starts.length, 2, "both sentences played");
       const [first, second] = sources.starts;
       assert(Math.abs(second.when - (first.when + first.duration)) < 0.01 || second.when > first.when + first.duration, "in order");
-      assertEq([events.log.turns[0].turnId, events.log.turns[0].status, events.log.turns[0].input], ["turn-1", "accepted", "utterance 1"], "the record");
+      assertEq([events.log.turns[0].turnId, events.log.turns[0].status, events.log.turns[0].input], ["s:turn-1", "accepted", "utterance 1"], "the record");
       assert(events.log.captions.some(([text, isFinal]) => text === "utterance 1" && isFinal), "the final caption");
       assert(events.log.captions.some(([text, isFinal]) => text === "utterance" && !isFinal), "the partial caption");
       assertEq(session.history, [{ role: "user", content: "utterance 1" }, { role: "assistant", content: "It is sunny. Take an umbrella." }], "history");
@@ -358,9 +358,9 @@ const scenarios = {
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => events.log.turns.length === 2 && session.state === "listening", 8000, "both turns settled");
       const byId = Object.fromEntries(events.log.turns.map((record) => [record.turnId, record.status]));
-      assertEq(byId, { "turn-1": "cancelled", "turn-2": "accepted" }, "records");
+      assertEq(byId, { "s:turn-1": "cancelled", "s:turn-2": "accepted" }, "records");
       assert(signals[0].aborted, "the old turn's route signal aborted");
-      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["Second answer.", "turn-2"]], "only the new turn reached TTS");
+      assertEq(speech.calls.map((c) => [c.text, c.turnId]), [["Second answer.", "s:turn-2"]], "only the new turn reached TTS");
       await session.stop();
       session.free();
     });
@@ -468,7 +468,7 @@ const scenarios = {
       await until(() => events.log.turns.length === 1 && session.state === "listening", 5000, "the turn spoken");
       assertEq(calls.map((c) => c.text), ["Slow one.", "Quick two."], "both requested, in order");
       assert(calls[0].signal.aborted, "the slow request was aborted at the timeout");
-      assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.turnId]), [["tts_timeout", false, "turn-1"]], "one non-terminal error");
+      assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.turnId]), [["tts_timeout", false, "s:turn-1"]], "one non-terminal error");
       assertEq(sources.starts.length, 1, "the other sentence played");
       await session.stop();
       session.free();
@@ -558,6 +558,10 @@ const scenarios = {
       ["onHeard", { ...base, onHeard: {} }, TypeError, /options\.onHeard/],
       ["controller.onEvent", { ...base, controller: { onEvent: 3 } }, TypeError, /options\.controller\.onEvent/],
       ["destination", { ...base, destination: {} }, TypeError, /options\.destination/],
+      ["sessionId", { ...base, sessionId: 7 }, TypeError, /options\.sessionId/],
+      ["empty sessionId", { ...base, sessionId: "" }, RangeError, /options\.sessionId/],
+      ["sessionId with a colon", { ...base, sessionId: "a:b" }, RangeError, /options\.sessionId/],
+      ["long sessionId", { ...base, sessionId: "x".repeat(129) }, RangeError, /options\.sessionId/],
     ];
     for (const [label, options, type, pattern] of cases) {
       await assertThrows(() => make(options), type, pattern, label);
@@ -583,5 +587,7 @@ const scenarios = {
 };
 
 export async function runScenario(name, devstack, make) {
-  return runIn(scenarios, name, { devstack, make }, noSkipInChrome);
+  // Every session here is named "s" (its turns are s:turn-1, s:turn-2, …) unless a scenario says otherwise.
+  const named = (options) => make(options && typeof options === "object" && !("sessionId" in options) ? { sessionId: "s", ...options } : options);
+  return runIn(scenarios, name, { devstack, make: named }, noSkipInChrome);
 }

@@ -98,6 +98,7 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
     "docs/api.md",
     "docs/providers.md",
     "docs/semantics.md",
+    "docs/setup.md",
     "docs/troubleshooting.md",
     ...(hasWorklet() ? ["capture-worklet.js"] : []),
     "package.json",
@@ -108,6 +109,14 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
   ].sort();
   assert.deepEqual(files, expected);
   t.diagnostic(`tarball: ${files.join(", ")}`);
+  // The declarations: one free() per class, and rule ids cite the shipped docs/semantics.md.
+  for (const dir of ["", "controller/"]) {
+    const declarations = readFileSync(`${REPO}pkg/${dir}turnguard.d.ts`, "utf8");
+    for (const [, name, body] of declarations.matchAll(/^export class (\w+) \{\n([\s\S]*?)^\}/gm)) {
+      assert.equal(`\n${body}`.split("\n    free(): void;\n").length - 1, 1, `${dir}${name} declares free() once`);
+    }
+    assert.doesNotMatch(declarations, /DESIGN\.md/, "no comment cites a file users do not have");
+  }
 
   const manifest = JSON.parse(readFileSync(`${REPO}pkg/package.json`, "utf8"));
   for (const field of ["repository", "homepage", "keywords", "engines", "license", "description"]) {

@@ -61,11 +61,18 @@ async function setSwitches(on = []) {
   }
 }
 
+/** The id the current session gives its `n`-th turn from now (1: the next one): `<sessionId>:turn-<k>`. */
+const nextTurnId = (n = 1) =>
+  page.evaluate((n) => {
+    const { sessionId } = window.__demoVoice.agent;
+    const started = window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started" && e.event.turnId.startsWith(`${sessionId}:`));
+    return `${sessionId}:turn-${started.length + n}`;
+  }, n);
+
 /** Types an utterance with the switches `on`; resolves with the settled turn as the page shows it. */
 async function typedTurn(text, on = []) {
   await setSwitches(on);
-  const before = await page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length);
-  const turnId = `turn-${before + 1}`;
+  const turnId = await nextTurnId();
   await page.fill("#say-text", text);
   await page.click("#say-button");
   await page.locator(`#answer[data-settled="${turnId}"]`).waitFor(WAIT);
@@ -121,8 +128,9 @@ test("real speech in, real speech out: the fake microphone's words become a fina
   const wer = wordErrorRate(SPOKEN, heard);
   console.log(`fake microphone: heard "${heard}" for "${SPOKEN}" (WER ${(wer * 100).toFixed(0)}%)`);
   assert.match(heard, /what is the weather/);
-  await page.locator('#answer[data-settled="turn-1"]').waitFor(WAIT);
-  const turn = await turnInfo("turn-1");
+  const first = `${await page.evaluate(() => window.__demoVoice.agent.sessionId)}:turn-1`;
+  await page.locator(`#answer[data-settled="${first}"]`).waitFor(WAIT);
+  const turn = await turnInfo(first);
   assert.equal(turn.status, "accepted");
   assert.match(turn.text, /weather/, "Ava answers about the weather");
   await page.waitForFunction(() => Number(document.querySelector("#talk").dataset.peak ?? 0) > 0.05, null, WAIT);
@@ -218,6 +226,7 @@ test("talking over the answer: the microphone's speech cuts it (speech_start), a
   await quiet();
   const turns = () => page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length);
   const before = await turns();
+  const [spoken, next] = [await nextTurnId(1), await nextTurnId(2)];
   await page.fill("#say-text", "what is the weather like");
   await page.click("#say-button");
   await page.locator('#agent-state[data-state="speaking"]').waitFor(WAIT);
@@ -226,11 +235,11 @@ test("talking over the answer: the microphone's speech cuts it (speech_start), a
   await page.click("#mic-button");
   await page.locator('#answer[data-kind="cut"]').waitFor(WAIT);
   const cut = await page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "barge_in").at(-1));
-  assert.equal(cut.turnId, `turn-${before + 1}`, "the spoken answer was the one cut");
+  assert.equal(cut.turnId, spoken, "the spoken answer was the one cut");
   assert.ok(["speech_start", "partial"].includes(cut.cause), `cut by the user's speech (${cut.cause})`);
   await page.waitForFunction((n) => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length > n, before + 1, WAIT);
   assert.match(await page.textContent("#caption"), /weather/);
-  await page.locator(`#answer[data-settled="turn-${before + 2}"]`).waitFor(WAIT);
+  await page.locator(`#answer[data-settled="${next}"]`).waitFor(WAIT);
   await quiet();
   await shot("voice-barge-in");
 });

@@ -52,11 +52,12 @@ export async function openPage(browser) {
 
 /**
  * Serves `script` as a module in a page of the dev stack's origin, with `turnguard` mapped to the
- * built package, and resolves once it finished (or rejects with its error).
+ * built package, and resolves once it finished (or rejects with its error). `body`: HTML the page
+ * has before the module runs (an app's buttons).
  */
-export async function runModule(page, stackUrl, script) {
+export async function runModule(page, stackUrl, script, { body = "" } = {}) {
   const url = new URL("/__e2e_module.html", stackUrl).href;
-  const html = `<!doctype html><meta charset="utf-8">
+  const html = `<!doctype html><meta charset="utf-8">${body}
 <script type="importmap">{ "imports": { "turnguard": "/pkg/turnguard.js" } }</script>
 <script type="module">
 try {

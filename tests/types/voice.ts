@@ -11,6 +11,7 @@ const synthesize: Synthesize = async (text, { signal }) => {
 const session = new VoiceSession({
   routes: [{ name: "primary", generate: ({ input }) => `You said ${input}.` }],
   recoveryText: "Sorry?",
+  sessionId: "conversation-42.page-1",
   provision: async ({ signal }) => (await fetch("/api/stt", { method: "POST", signal })).json(),
   synthesize,
   controller: { turnDeadlineMs: 8000 },
@@ -35,6 +36,8 @@ session.sendText("hello");
 session.interrupt();
 const messages: { role: string; content: string }[] = session.history;
 console.log(messages.length, session.state);
+const sessionId: string = session.sessionId;
+console.log(sessionId.length);
 await session.stop();
 
 const player = new SpeechPlayer({ onPlaybackEnd: (turnId, heardMs) => console.log(turnId, heardMs.toFixed(0)) });

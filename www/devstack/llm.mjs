@@ -81,8 +81,9 @@ export async function handleLlm(ctx, req, res, url, pathScenario) {
   }
   const stream = body.stream === true;
   const model = typeof body.model === "string" ? body.model : null;
-  // Whether a key was sent, never the key itself.
-  ctx.stats.recordLlmRequest({ scenario, stream, model, authorization: Boolean(req.headers.authorization), body });
+  // Whether a key was sent, never the key itself; the idempotency key, to check it never repeats.
+  const idempotencyKey = req.headers["idempotency-key"] ?? null;
+  ctx.stats.recordLlmRequest({ scenario, stream, model, authorization: Boolean(req.headers.authorization), idempotencyKey, body });
 
   const answer = planAnswer(body, url.searchParams, scenario);
   const run = stream ? STREAM_HANDLERS[scenario] : JSON_HANDLERS[scenario];

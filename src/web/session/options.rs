@@ -51,6 +51,7 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         on_heard: fields.optional_function("onHeard")?,
     };
     let mut config = VoiceConfig::new(recovery_text);
+    config.session_id = Some(super::id::session_id(&fields)?);
     config.tts_timeout_ms = fields.positive_ms("ttsTimeoutMs", config.tts_timeout_ms)?;
     let barge_in = fields.get("bargeIn")?;
     if !barge_in.is_undefined() {
