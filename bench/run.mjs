@@ -3,7 +3,8 @@
 // nothing here asserts a time. `BENCH_TINY=1` (what `npm test` runs) uses tiny sizes, so the
 // bench never rots, and writes no results.
 
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import os from "node:os";
 import path from "node:path";
 import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
@@ -25,6 +26,23 @@ function sizes() {
   );
 }
 
+/**
+ * The official SDKs' own browser builds (devDependencies), gzipped: what a page loads to stream to
+ * the provider with its SDK. Deepgram ships one bundle of the whole SDK; AssemblyAI a streaming-only
+ * one. (No reconnect with a stable-open reset, no bounded re-provisioning, no resend: PROVIDERS.md.)
+ */
+const SDK_BUNDLES = {
+  "@deepgram/sdk (dist/browser/index.global.js)": "node_modules/@deepgram/sdk/dist/browser/index.global.js",
+  "assemblyai streaming (dist/assemblyai.streaming.umd.min.js)": "node_modules/assemblyai/dist/assemblyai.streaming.umd.min.js",
+};
+function sdkSizes() {
+  return Object.fromEntries(
+    Object.entries(SDK_BUNDLES)
+      .filter(([, file]) => existsSync(path.join(root, file)))
+      .map(([name, file]) => [name, gzipSync(readFileSync(path.join(root, file)), { level: 9 }).length]),
+  );
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const stats = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
 
@@ -33,6 +51,7 @@ const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-i
 const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? "unknown"}` };
 try {
   results.size = sizes();
+  results.sdkSize = sdkSizes();
 
   // Time to ready: a fresh context (empty cache) fetches, compiles and initialises the module.
   const ready = [];
@@ -82,6 +101,11 @@ const rows = [
     const size = r.size[entry];
     return [`size, ${entry}: wasm / JS / total, gzipped`, `${kib(size.wasmGz)} / ${kib(size.jsGz)} / ${kib(size.totalGz)}`, target];
   }),
+  [
+    "size, turnguard/transcriber: wasm / JS / total, gzipped",
+    `${kib(r.size["turnguard/transcriber"].wasmGz)} / ${kib(r.size["turnguard/transcriber"].jsGz)} / ${kib(r.size["turnguard/transcriber"].totalGz)}`,
+    Object.entries(r.sdkSize).map(([name, bytes]) => `${name}: ${kib(bytes)}`).join("; ") || "—",
+  ],
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
 ];
 for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.settings.inFlight} in flight`]]) {

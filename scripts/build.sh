@@ -20,9 +20,11 @@ build_entry() {
 }
 
 # "turnguard": the whole API. "turnguard/controller": the turn ladder and its routes only.
+# "turnguard/transcriber": live speech-to-text only (LiveTranscriber, ReconnectPolicy, the protocols).
 build_entry pkg
-rm -rf pkg/controller
-build_entry pkg/controller --no-default-features
+rm -rf pkg/controller pkg/transcriber
+build_entry pkg/controller --no-default-features --features controller
+build_entry pkg/transcriber --no-default-features --features transcriber
 # The microphone worklet as a file of its own, for pages whose CSP forbids blob: scripts
 # (attachMicrophone(stream, { workletUrl })).
 cp src/web/capture-worklet.js pkg/capture-worklet.js

@@ -117,9 +117,9 @@ function fixGlue(text) {
   return text.replace(declaration, NOT_READY).replaceAll(check, "if (wasm !== NOT_READY) return wasm;");
 }
 
-// Each entry point ("turnguard", "turnguard/controller") is a wasm-bindgen build with its own
-// declarations and Node entry.
-for (const dir of ["", "controller/"]) {
+// Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") is a
+// wasm-bindgen build with its own declarations and Node entry.
+for (const dir of ["", "controller/", "transcriber/"]) {
   const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
   writeFileSync(declarations, fixDeclarations(read(declarations)));
   const glue = new URL(`${dir}turnguard.js`, pkg);

@@ -22,7 +22,7 @@ export function entrySize(dir = "") {
   return { wasm, js, total: wasm + js };
 }
 
-export const ENTRIES = { turnguard: "", "turnguard/controller": "controller/" };
+export const ENTRIES = { turnguard: "", "turnguard/controller": "controller/", "turnguard/transcriber": "transcriber/" };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;

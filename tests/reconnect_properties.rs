@@ -1,4 +1,5 @@
-//! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R5, L7).
+//! Invariants of the reconnect policy over arbitrary event schedules (rule L3, R1–R5, L7), with
+//! Gladia's close codes and with every protocol's close classes.
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -8,6 +9,8 @@ use turnguard::core::backoff::Jitter;
 use turnguard::core::reconnect::{
     Decision, ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
 };
+use turnguard::core::stt::protocol::CloseClass;
+use turnguard::core::stt::{protocol_named, PROTOCOLS};
 use turnguard::core::time::Millis;
 
 /// One input to the policy.
@@ -348,6 +351,123 @@ proptest! {
                 Input::SessionEnded => { let _ = policy.on_session_ended(now); }
                 Input::Detach => policy.on_client_detach(),
             }
+        }
+    }
+}
+
+/// The same schedules with every protocol's close classes (R2 per protocol): each close is
+/// classified by a fresh instance of the protocol, as the transcriber does.
+fn run_as(
+    protocol: &str,
+    config: &ReconnectConfig,
+    throttled_ms: u64,
+    schedule: &[(u64, Input)],
+) -> Vec<(Millis, Input, CloseClass, bool, Decision)> {
+    let mut classifier = protocol_named(protocol).expect("a listed protocol");
+    let mut policy = ReconnectPolicy::new(config.clone());
+    policy.set_throttled_delay_ms(throttled_ms);
+    let mut now = Millis(0);
+    let mut open = false;
+    let mut decisions = Vec::new();
+    for (step, input) in schedule {
+        now = now.after(*step);
+        let was_open = std::mem::replace(&mut open, false) && policy.stopped().is_none();
+        let (class, decision) = match input {
+            Input::Open => {
+                policy.on_open(now);
+                open = true;
+                continue;
+            }
+            Input::Detach => {
+                policy.on_client_detach();
+                continue;
+            }
+            Input::Provisioned => {
+                policy.on_provisioned();
+                open = was_open;
+                continue;
+            }
+            Input::Close(code) => {
+                let class = classifier.classify_close(*code);
+                (class, policy.on_close_as(*code, class, now))
+            }
+            Input::ProvisionFailed(status) => {
+                (CloseClass::Retry, policy.on_provision_failed(*status, now))
+            }
+            Input::SessionEnded => (CloseClass::SessionOver, policy.on_session_ended(now)),
+        };
+        decisions.push((now, input.clone(), class, was_open, decision));
+    }
+    decisions
+}
+
+/// Close codes each protocol gives a meaning to, and any other.
+fn protocol_close_code() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        3 => prop::sample::select(vec![1000u16, 1001, 1006, 1008, 1011, 3005, 3006, 3007, 3008, 3009, 4000, 4403, 4999]),
+        1 => close_code(),
+    ]
+}
+
+fn protocol_input() -> impl Strategy<Value = Input> {
+    prop_oneof![
+        6 => Just(Input::Open),
+        8 => protocol_close_code().prop_map(Input::Close),
+        2 => prop_oneof![Just(0u16), Just(429), 500u16..=599].prop_map(Input::ProvisionFailed),
+        2 => Just(Input::Provisioned),
+        1 => Just(Input::SessionEnded),
+        1 => Just(Input::Detach),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// For every protocol: R3 holds whatever the classes; a fatal close stops at once; a
+    /// session-over close never reconnects to the old URL; a throttled close waits at least the
+    /// throttled delay; a retry of a socket that had opened reconnects to the same URL; delays
+    /// stay within the larger of `max_delay_ms` and the throttled delay; a stop is final.
+    #[test]
+    fn every_protocols_close_classes_are_followed(
+        protocol in prop::sample::select(PROTOCOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>()),
+        config in config(),
+        throttled_ms in prop_oneof![Just(10_000u64), 0u64..=60_000],
+        schedule in prop::collection::vec((step_ms(), protocol_input()), 0..150),
+    ) {
+        let decisions = run_as(protocol, &config, throttled_ms, &schedule);
+        let mut stopped = false;
+        let mut due = Vec::new();
+        for (at, input, class, was_open, d) in &decisions {
+            prop_assert!(d.delay_ms <= config.max_delay_ms.max(throttled_ms), "{protocol}: {d:?}");
+            if stopped {
+                prop_assert!(d.is_stop(), "{protocol}: a stop is final: {d:?}");
+                continue;
+            }
+            stopped = d.is_stop();
+            if d.reason == ReconnectReason::ClientDetached {
+                continue;
+            }
+            if matches!(d.reason, ReconnectReason::SessionDead | ReconnectReason::DeadUrl | ReconnectReason::SessionEnded) {
+                due.push(at.after(d.delay_ms).0);
+            }
+            let Input::Close(code) = input else { continue };
+            match class {
+                CloseClass::Fatal => prop_assert_eq!(d.reason, ReconnectReason::FatalClose, "{} {}", protocol, code),
+                CloseClass::SessionOver => prop_assert!(d.action != ReconnectAction::ReconnectSameUrl, "{protocol} {code}: {d:?}"),
+                CloseClass::Throttled if d.action == ReconnectAction::ReconnectSameUrl => {
+                    prop_assert!(d.delay_ms >= throttled_ms, "{protocol} {code}: {d:?}")
+                }
+                CloseClass::Retry if *was_open => {
+                    prop_assert_eq!(d.action, ReconnectAction::ReconnectSameUrl, "{} {}", protocol, code)
+                }
+                _ => {}
+            }
+        }
+        due.sort_unstable();
+        let max = config.max_reprovisions_per_window as usize;
+        for (i, &first) in due.iter().enumerate() {
+            let in_window = due.iter().skip(i).take_while(|&&later| later - first < config.reprovision_window_ms).count();
+            prop_assert!(in_window <= max, "{protocol}: {in_window} re-provisions in one window: {due:?}");
         }
     }
 }

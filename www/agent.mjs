@@ -40,6 +40,27 @@ export function llmUrl(route, f, upstream) {
   return `/llm/${scenario}/v1/chat/completions?${params}`;
 }
 
+/** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai"]);
+
+/** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
+export function deepgramSocketUrl(origin, f, key) {
+  const params = new URLSearchParams({ model: "nova-3", encoding: "linear16", sample_rate: "16000", channels: "1", interim_results: "true", utterance_end_ms: "1000", vad_events: "true", endpointing: "300", recognizer: "speech", mock_key: key });
+  if (f.dgDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.dg1008) params.set("mock_close", "1008"), params.set("mock_close_after_frames", "100");
+  return `${origin}/v1/listen?${params}`;
+}
+
+/** The AssemblyAI socket URL for the switches `f` and a single-use `token`. */
+export function assemblyAiSocketUrl(origin, f, key, token) {
+  const params = new URLSearchParams({ sample_rate: "16000", encoding: "pcm_s16le", format_turns: "true", recognizer: "speech", mock_key: key });
+  if (f.aaiDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.aai3008) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
+  else if (f.aai3009) params.set("mock_close", "3009"), params.set("mock_times", "1");
+  params.set("token", token);
+  return `${origin}/v3/ws?${params}`;
+}
+
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
 export function provisionUrl(f) {
   const params = new URLSearchParams();
@@ -56,7 +77,7 @@ export function provisionUrl(f) {
  * for the panel, each called with what the session gave, plus `onSession(n)` when a new session
  * (the n-th) replaces the last.
  */
-export function createAgent(library, { failures, upstream = null, hooks }) {
+export function createAgent(library, { failures, protocol = () => "gladia", upstream = null, hooks }) {
   const { VoiceSession, openAiCompatibleRoute } = library;
   // One audio graph for every session: the sessions play into an analyser, so the page (and its
   // test) can see that sound came out.
@@ -105,8 +126,43 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     return response.arrayBuffer();
   }
 
-  /** The app's backend provisioning an STT session; the STT switches as they were when the session started. */
-  const provisioner = (f) => async ({ signal }) => {
+  const socketOrigin = () => location.origin.replace(/^http/, "ws");
+  const failed = async (response, what) => {
+    if (!response.ok) throw Object.assign(new Error(`${what} answered ${response.status}`), { status: response.status });
+    return response.json();
+  };
+  /**
+   * The app's backend, per protocol: Gladia's session, Deepgram's short-lived token (asked again for
+   * every connect), AssemblyAI's single-use token (the same). Here the dev stack's mocks answer.
+   */
+  const provisioners = {
+    gladia: (f) => gladiaProvisioner(f),
+    deepgram: (f, key) => {
+      let calls = 0;
+      return async ({ signal }) => {
+        calls += 1;
+        const expired = f.dgExpired && calls === 1 ? "?expired=1" : "";
+        const init = { method: "POST", signal, headers: { authorization: "Token dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl_seconds: 30 }) };
+        const { access_token: token } = await failed(await fetch(`/v1/auth/grant${expired}`, init), "the token endpoint");
+        return { url: deepgramSocketUrl(socketOrigin(), f, key), protocols: ["bearer", token] };
+      };
+    },
+    assemblyai: (f, key) => {
+      let first = null;
+      return async ({ signal }) => {
+        let token = f.aaiReusedToken ? first : null;
+        if (!token) {
+          const response = await fetch("/v3/token?expires_in_seconds=60", { signal, headers: { authorization: "dev-backend-key" } });
+          token = (await failed(response, "the token endpoint")).token;
+          first ??= token;
+        }
+        return { url: assemblyAiSocketUrl(socketOrigin(), f, key, token) };
+      };
+    },
+  };
+
+  /** The app's backend provisioning a Gladia session; the STT switches as they were when the session started. */
+  const gladiaProvisioner = (f) => async ({ signal }) => {
     const response = await fetch(provisionUrl(f), {
       method: "POST",
       signal,
@@ -138,17 +194,23 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
     const mine = generation;
     // A replaced session's late callbacks (its stop) are not the page's any more.
     const live = (callback) => (...args) => mine === generation && callback(...args);
+    const wire = PROTOCOLS.includes(protocol()) ? protocol() : "gladia";
     return new VoiceSession({
       routes,
       recoveryText: RECOVERY_TEXT,
-      provision: provisioner(failures()),
+      provision: provisioners[wire](failures(), `demo-${Date.now()}-${mine}`),
       synthesize,
       audioContext: context,
       destination: analyser,
       ttsTimeoutMs: TTS_TIMEOUT_MS,
       controller: CONTROLLER_TIMING,
       // Backoffs capped at 4 s instead of 30 s, so a failure plays out while you watch.
-      transcriber: { policy: { maxDelayMs: STT_MAX_BACKOFF_MS } },
+      // Each close, with its code and class, goes to the timeline as the transcriber reports it.
+      transcriber: {
+        protocol: wire,
+        policy: { maxDelayMs: STT_MAX_BACKOFF_MS },
+        onEvent: live((event) => hooks.onEvent({ ...event, type: `transcriber_${event.type}`, protocol: wire })),
+      },
       onEvent: live(hooks.onEvent),
       onStateChange: live(hooks.onStateChange),
       onError: live(hooks.onError),
@@ -184,6 +246,12 @@ export function createAgent(library, { failures, upstream = null, hooks }) {
       await old.stop().catch(() => {});
       old.free();
       await listen(microphone);
+    },
+    /** A new session that has not started: the next start uses the protocol and switches now. */
+    replace() {
+      const old = session;
+      session = newSession();
+      old.stop().catch(() => {}).finally(() => old.free());
     },
     sendText: (text) => session.sendText(text),
     interrupt: () => session.interrupt(),

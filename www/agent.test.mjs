@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { llmUrl, provisionUrl } from "./agent.mjs";
+import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, provisionUrl } from "./agent.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -23,4 +23,15 @@ test("STT switches pick the recognizer's failure mode", () => {
   assert.equal(provisionUrl({ sttDrop: true }), "/speech/v2/live?mode=drop1006&dropAfterMs=1500&times=2");
   assert.equal(provisionUrl({ sttDeadToken: true }), "/speech/v2/live?mode=dead_token");
   assert.equal(provisionUrl({ provision429: true }), "/speech/v2/live?mode=provision429&times=2");
+});
+
+test("the Deepgram and AssemblyAI switches become the mocks' switches in the socket URL", () => {
+  const dg = new URL(deepgramSocketUrl("ws://h", { dgDrop: true }, "k"));
+  assert.equal(dg.pathname, "/v1/listen");
+  assert.deepEqual([dg.searchParams.get("recognizer"), dg.searchParams.get("mock_drop_after_ms"), dg.searchParams.get("mock_times"), dg.searchParams.get("mock_key")], ["speech", "1500", "2", "k"]);
+  assert.equal(new URL(deepgramSocketUrl("ws://h", { dg1008: true }, "k")).searchParams.get("mock_close"), "1008");
+  const aai = new URL(assemblyAiSocketUrl("ws://h", { aai3009: true }, "k", "t0"));
+  assert.equal(aai.pathname, "/v3/ws");
+  assert.deepEqual([aai.searchParams.get("format_turns"), aai.searchParams.get("mock_close"), aai.searchParams.get("token")], ["true", "3009", "t0"]);
+  assert.equal(new URL(assemblyAiSocketUrl("ws://h", { aai3008: true }, "k", "t")).searchParams.get("mock_session_ms"), "5000");
 });

@@ -14,6 +14,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
+import { ASSEMBLYAI_SWITCHES, createAssemblyAiMock, matchAssemblyAiSocketPath, matchAssemblyAiTokenPath } from "./devstack/assemblyai.mjs";
+import { createDeepgramMock, DEEPGRAM_SWITCHES, matchDeepgramGrantPath, matchDeepgramSocketPath } from "./devstack/deepgram.mjs";
 import { createSpeechStt, matchSpeechProvisionPath, matchSpeechSocketPath, SPEECH_MODES } from "./devstack/speech.mjs";
 import { serveStatic } from "./devstack/static.mjs";
 import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from "./devstack/upstream.mjs";
@@ -31,6 +33,8 @@ export const SERVICES = Object.freeze({
   tts: { path: "/tts", prefixed: "/tts/<fault>", faults: TTS_FAULTS },
   stt: { path: "/v2/live", prefixed: "/stt/<mode>/v2/live", socket: "/v2/live/ws?token=<id>", modes: STT_MODES },
   speech: { path: "/speech/v2/live", socket: "/speech/v2/live/ws?token=<id>", modes: SPEECH_MODES },
+  deepgram: { path: "/v1/auth/grant", socket: "/v1/listen (subprotocols bearer, <token>)", switches: DEEPGRAM_SWITCHES },
+  assemblyai: { path: "/v3/token", socket: "/v3/ws?token=<token>", switches: ASSEMBLYAI_SWITCHES },
 });
 
 /**
@@ -57,10 +61,16 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
   const stt = createSttMock(ctx);
   const speech = createSpeechStt(ctx);
   ctx.speech = speech;
+  const deepgram = createDeepgramMock(ctx);
+  ctx.deepgram = deepgram;
+  const assemblyai = createAssemblyAiMock(ctx);
+  ctx.assemblyai = assemblyai;
   const reset = () => {
     stats.reset();
     stt.recountOpen();
     speech.reset();
+    deepgram.reset();
+    assemblyai.reset();
   };
 
   const server = http.createServer((req, res) => {
@@ -75,6 +85,14 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     // Node drops its own error handling once a socket is upgraded.
     socket.on("error", () => {});
     const url = requestUrl(req);
+    if (matchAssemblyAiSocketPath(url.pathname)) {
+      assemblyai.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
+      return;
+    }
+    if (matchDeepgramSocketPath(url.pathname)) {
+      deepgram.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
+      return;
+    }
     if (matchSpeechSocketPath(url.pathname)) {
       speech.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
       return;
@@ -98,6 +116,8 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
       shutdown.abort(); // ends every pending sleep and hanging response
       const closed = new Promise((resolve) => server.close(() => resolve()));
       await stt.close();
+      await deepgram.close();
+      await assemblyai.close();
       await speech.close();
       for (const socket of sockets) socket.destroy();
       await closed;
@@ -118,7 +138,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
-    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
+    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), deepgram: ctx.deepgram.stats(), assemblyai: ctx.assemblyai.stats(), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
   }
   if (pathname === "/__reset") {
     if (req.method !== "POST") return sendJson(req, res, 405, { error: "use POST" });
@@ -132,6 +152,8 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   const tts = matchTtsPath(pathname);
   if (tts) return handleTts(ctx, req, res, url, tts.fault);
   if (matchSpeechProvisionPath(pathname)) return ctx.speech.handleProvision(req, res, url);
+  if (matchDeepgramGrantPath(pathname)) return ctx.deepgram.handleGrant(req, res, url);
+  if (matchAssemblyAiTokenPath(pathname)) return ctx.assemblyai.handleToken(req, res, url);
   const provision = matchSttProvisionPath(pathname);
   if (provision) return stt.handleProvision(req, res, url, provision.mode);
 

@@ -14,6 +14,9 @@
 //   { kind: "stt_state", state }                     transcriber_state
 //   { kind: "stt_error", code, terminal, frames? }   transcriber_error
 //   { kind: "provision", ok, status? }               provision_finished: the app's provision() settled
+//   { kind: "stt_close", code, class, next, delayMs } transcriber_close: the transcriber's own report
+//                                                    of a close (LiveTranscriber onEvent); once a
+//                                                    session reports closes, none is inferred
 // Each keeps its `event` for the record. Other kinds (the page's `state` and
 // `error` entries) are kept for the record and not drawn.
 
@@ -35,6 +38,8 @@ export function timelineEntry(event) {
       return { kind: "stt_error", code: event.code, terminal: event.terminal, frames: event.frames, event };
     case "provision_finished":
       return { kind: "provision", ok: event.ok, status: event.status, event };
+    case "transcriber_close":
+      return { kind: "stt_close", code: event.code, class: event.class, next: event.next, delayMs: event.delayMs, event };
     case "tts_started":
     case "tts_finished":
     case "tts_failed":
@@ -42,6 +47,14 @@ export function timelineEntry(event) {
     default:
       return { kind: "turn", event };
   }
+}
+
+const NEXT = { reconnect_same_url: "reconnect", reprovision: "provision a new session", stop: "stop" };
+
+/** "socket closed 3009 (throttled): reconnect after 10000 ms", from the transcriber's report. */
+export function closeLabel({ code, class: kind, next, delayMs }) {
+  const then = next === "stop" ? "stop" : `${NEXT[next] ?? next} after ${Math.round(delayMs ?? 0)} ms`;
+  return `socket closed ${code} (${kind}): ${then}`;
 }
 
 /** Colours by attempt result and by STT state; the legend uses the same. */
@@ -87,6 +100,7 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
   };
   let sttState = null;
   let sttSession = null;
+  let closesReported = false; // this session's transcriber reports its closes (onEvent)
   for (const entry of entries) {
     const { t } = entry;
     session = entry.session ?? null;
@@ -117,11 +131,12 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
         sttSession = entry.session ?? null;
         sttState = null;
         stt.provisions = 0;
+        closesReported = false;
       }
       const last = stt.segments.at(-1);
       if (last) last.to = t;
       // Leaving `open` for `backoff` or `provisioning` means the socket closed.
-      if (sttState === "open" && (entry.state === "backoff" || entry.state === "provisioning")) {
+      if (!closesReported && sttState === "open" && (entry.state === "backoff" || entry.state === "provisioning")) {
         stt.marks.push({ t, type: "close", label: entry.state === "backoff" ? "socket closed: reconnect to the same URL after a backoff" : "socket closed 4xxx: the session is dead, provision a new one" });
       }
       if (entry.state === "provisioning") {
@@ -130,6 +145,9 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
       }
       stt.segments.push({ state: entry.state, from: t, to: null });
       sttState = entry.state;
+    } else if (entry.kind === "stt_close") {
+      closesReported = true;
+      stt.marks.push({ t, type: "close", label: closeLabel(entry) });
     } else if (entry.kind === "stt_error") {
       if (entry.code === "audio_dropped") counters.droppedFrames += entry.frames ?? 0;
       stt.marks.push({ t, type: entry.terminal ? "terminal" : "error", label: `error ${entry.code}${entry.terminal ? " (terminal)" : ""}${entry.frames ? `: ${entry.frames} frames dropped` : ""}` });

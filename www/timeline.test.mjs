@@ -84,3 +84,18 @@ test("timelineEntry: each VoiceSession event becomes its mark; a later session's
   const svg = timelineSvg([started(0, 1), { t: 5, ...timelineEntry({ type: "barge_in", at: 5, turnId: "turn-1", cause: "partial" }) }], { now: 20 });
   assert.match(svg, /barge-in at 5 ms \(partial\)/);
 });
+
+test("closes the transcriber reports are drawn with their code, class and delay, and none is inferred then", () => {
+  const entries = [
+    { t: 0, kind: "stt_state", state: "provisioning" },
+    { t: 10, kind: "stt_state", state: "connecting" },
+    { t: 20, kind: "stt_state", state: "open" },
+    { t: 900, ...timelineEntry({ type: "transcriber_close", code: 3009, class: "throttled", next: "reconnect_same_url", delayMs: 10000 }) },
+    { t: 901, kind: "stt_state", state: "backoff" },
+    { t: 2000, ...timelineEntry({ type: "transcriber_close", code: 1008, class: "fatal", next: "stop", delayMs: 0 }) },
+  ];
+  const svg = timelineSvg(entries, { now: 3000 });
+  assert.match(svg, /socket closed 3009 \(throttled\): reconnect after 10000 ms/);
+  assert.match(svg, /socket closed 1008 \(fatal\): stop/);
+  assert.doesNotMatch(svg, /socket closed: reconnect to the same URL after a backoff/, "not inferred as well");
+});

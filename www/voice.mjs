@@ -19,6 +19,7 @@ const ui = {
   sayText: $("#say-text"),
   bargeIn: $("#barge-in"),
   restartStt: $("#restart-stt"),
+  protocol: $("#stt-protocol"),
   agentState: $("#agent-state"),
   sttState: $("#stt-state"),
   switches: document.querySelectorAll("[data-failure]"),
@@ -37,6 +38,15 @@ const answer = { turnId: null, sentences: [], recovery: false };
 
 function failures() {
   return Object.fromEntries([...ui.switches].map((input) => [input.dataset.failure, input.checked]));
+}
+
+/** Shows the switches of the chosen protocol (and the ones of none: LLM and TTS). */
+function showSwitches() {
+  for (const input of ui.switches) {
+    const own = input.dataset.protocol;
+    input.closest("label").hidden = own !== undefined && own !== ui.protocol.value;
+    if (own !== undefined && own !== ui.protocol.value) input.checked = false;
+  }
 }
 
 function redraw() {
@@ -156,7 +166,7 @@ async function showEngines() {
 /** Sets the panel up once the library has loaded. */
 export async function setupVoice(library) {
   const upstream = await showEngines();
-  agent = createAgent(library, { failures, upstream, hooks: hooks() });
+  agent = createAgent(library, { failures, protocol: () => ui.protocol.value, upstream, hooks: hooks() });
   window.__demoVoice = { agent, entries, failures };
   if (agent.player.suspended) ui.banner.hidden = false;
   ui.enableAudio.addEventListener("click", async () => {
@@ -187,6 +197,17 @@ export async function setupVoice(library) {
     }
   });
   ui.bargeIn.addEventListener("click", () => agent.interrupt());
+  showSwitches();
+  ui.protocol.addEventListener("change", () => {
+    showSwitches();
+    // A new session speaks the chosen protocol: at once if listening, else at the next start.
+    if (started) {
+      started = agent.restartStt({ microphone: ui.mic.dataset.active === "true" });
+      started.catch((error) => (ui.error.textContent = error.message));
+    } else {
+      agent.replace();
+    }
+  });
   ui.restartStt.addEventListener("click", () => {
     started = agent.restartStt({ microphone: ui.mic.dataset.active === "true" });
     started.catch((error) => (ui.error.textContent = error.message));

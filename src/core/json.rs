@@ -18,6 +18,26 @@ pub(crate) struct Reader<'a> {
     depth: u32,
 }
 
+/// `"12.3456"` seconds → 12 346 ms; `None` for a sign, an exponent or an overflow.
+fn seconds_as_ms(number: &str) -> Option<u64> {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut ms = whole.parse::<u64>().ok()?.checked_mul(1_000)?;
+    let mut digits = fraction.bytes().map(|b| u64::from(b - b'0'));
+    for scale in [100, 10, 1] {
+        ms = ms.checked_add(digits.next().unwrap_or(0) * scale)?;
+    }
+    if digits.next().is_some_and(|digit| digit >= 5) {
+        ms = ms.checked_add(1)?;
+    }
+    Some(ms)
+}
+
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Reader {
@@ -140,6 +160,21 @@ impl<'a> Reader<'a> {
             Some(b'"') => self.string().map(Some),
             _ => self.skip().map(|()| None),
         }
+    }
+
+    /// `true`/`false`, or `None` for any other value (which is skipped).
+    pub(crate) fn bool_or_skip(&mut self) -> Result<Option<bool>> {
+        match self.peek_value() {
+            Some(b't') => self.skip().map(|()| Some(true)),
+            Some(b'f') => self.skip().map(|()| Some(false)),
+            _ => self.skip().map(|()| None),
+        }
+    }
+
+    /// A number of seconds as whole milliseconds (rounded to the nearest), or `None` for any other
+    /// value, a negative number or an exponent (skipped): no float parsing in the wasm.
+    pub(crate) fn seconds_as_ms_or_skip(&mut self) -> Result<Option<u64>> {
+        Ok(self.number_or_skip()?.and_then(seconds_as_ms))
     }
 
     /// The number's text if the value is one, else skips it.
@@ -291,6 +326,17 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn seconds_become_milliseconds() {
+        assert_eq!(super::seconds_as_ms("1.02"), Some(1_020));
+        assert_eq!(super::seconds_as_ms("0.0199999"), Some(20));
+        assert_eq!(super::seconds_as_ms("3"), Some(3_000));
+        assert_eq!(super::seconds_as_ms("2.5004"), Some(2_500));
+        assert_eq!(super::seconds_as_ms("-1.0"), None);
+        assert_eq!(super::seconds_as_ms("1e3"), None);
+        assert_eq!(super::seconds_as_ms("99999999999999999999"), None);
+    }
     use super::*;
 
     fn string(json: &str) -> Result<String> {

@@ -3,7 +3,6 @@
 
 pub mod backoff;
 pub mod budget;
-pub mod gladia;
 pub mod heard;
 pub mod history;
 pub(crate) mod json;
@@ -12,8 +11,8 @@ pub mod reconnect;
 pub mod record;
 pub mod sentences;
 pub mod sse;
+pub mod stt;
 pub mod time;
-pub mod transcriber;
 pub mod turn;
 pub mod turn_config;
 pub mod turn_output;
@@ -21,3 +20,6 @@ pub mod voice;
 pub mod voice_config;
 pub mod voice_output;
 pub mod voice_turn;
+
+// The paths they had before `stt/` held them.
+pub use stt::{gladia, transcriber};

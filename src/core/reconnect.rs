@@ -9,7 +9,9 @@
 //! - **R1** the backoff resets only when a socket stayed open at least `stable_open_ms` (inclusive)
 //!   before it closed — never on open alone ([`ReconnectPolicy::on_open`],
 //!   [`ReconnectPolicy::on_close`]);
-//! - **R2** a close with code 4000–4999 means the session is dead: re-provision, never the old URL;
+//! - **R2** each close has a class ([`CloseClass`], from the protocol; [`ReconnectPolicy::on_close`]
+//!   uses Gladia's, where 4000–4999 means the session is dead): *session over* re-provisions,
+//!   never the old URL; *throttled* retries after at least `throttled_delay_ms`; *fatal* stops;
 //! - **R3** at most `max_reprovisions_per_window` re-provisions in any sliding window of
 //!   `reprovision_window_ms`; beyond that, stop with [`ReconnectReason::ReprovisionLimit`];
 //! - **R4** after [`ReconnectPolicy::on_client_detach`] every decision is [`ReconnectAction::Stop`];
@@ -45,6 +47,8 @@
 //! ```
 
 use crate::core::backoff::{Backoff, Jitter};
+use crate::core::stt::gladia;
+use crate::core::stt::protocol::CloseClass;
 use crate::core::time::Millis;
 use std::collections::VecDeque;
 
@@ -154,6 +158,10 @@ pub enum ReconnectReason {
     DeadSession,
     /// `max_provision_attempts` retryable provisioning failures in a row: stop (L7).
     ProvisionExhausted,
+    /// A close the protocol classifies as throttled: the same URL after a longer delay.
+    Throttled,
+    /// A close the protocol classifies as fatal (configuration, authorization): stop.
+    FatalClose,
 }
 
 impl ReconnectReason {
@@ -171,6 +179,8 @@ impl ReconnectReason {
             ReconnectReason::SessionEnded => "session_ended",
             ReconnectReason::DeadSession => "dead_session",
             ReconnectReason::ProvisionExhausted => "provision_exhausted",
+            ReconnectReason::Throttled => "throttled",
+            ReconnectReason::FatalClose => "fatal_close",
         }
     }
 }
@@ -224,6 +234,8 @@ pub struct ReconnectPolicy {
     failed_connects: u32,
     /// Retryable provisioning failures since the last success (L7).
     provision_failures: u32,
+    /// Least delay after a throttled close.
+    throttled_delay_ms: u64,
 }
 
 impl ReconnectPolicy {
@@ -242,7 +254,17 @@ impl ReconnectPolicy {
             stopped: None,
             failed_connects: 0,
             provision_failures: 0,
+            throttled_delay_ms: Self::DEFAULT_THROTTLED_DELAY_MS,
         }
+    }
+
+    /// Default least delay after a throttled close.
+    pub const DEFAULT_THROTTLED_DELAY_MS: u64 = 10_000;
+
+    /// Sets the least delay after a close classified [`CloseClass::Throttled`] (default
+    /// 10 000 ms); it may exceed `max_delay_ms`.
+    pub fn set_throttled_delay_ms(&mut self, ms: u64) {
+        self.throttled_delay_ms = ms;
     }
 
     /// The configuration in force.
@@ -305,6 +327,15 @@ impl ReconnectPolicy {
     ///   the session is re-provisioned as for R2, within the window, or else stops with
     ///   [`ReconnectReason::DeadSession`].
     pub fn on_close(&mut self, code: u16, now: Millis) -> Decision {
+        self.on_close_as(code, gladia::close_class(code), now)
+    }
+
+    /// The socket closed with `code`, which the protocol classifies as `class` (R2). As
+    /// [`ReconnectPolicy::on_close`] with any protocol: R1 first, then *session over*
+    /// re-provisions (R2, R3), *fatal* stops with [`ReconnectReason::FatalClose`], *throttled*
+    /// waits at least the throttled delay, *retry* reconnects after a backoff; a socket that never
+    /// opened counts toward R5 unless its close said the session is over.
+    pub fn on_close_as(&mut self, code: u16, class: CloseClass, now: Millis) -> Decision {
         let opened_at = self.opened_at.take();
         if let Some(reason) = self.stopped {
             return Decision::stop(reason);
@@ -313,7 +344,10 @@ impl ReconnectPolicy {
         if stayed_open_ms.is_some_and(|ms| ms >= self.config.stable_open_ms) {
             self.backoff.reset();
         }
-        if opened_at.is_none() && !(4000..=4999).contains(&code) {
+        if class == CloseClass::Fatal {
+            return self.stop(ReconnectReason::FatalClose);
+        }
+        if opened_at.is_none() && class != CloseClass::SessionOver {
             self.failed_connects = self.failed_connects.saturating_add(1);
             if self.failed_connects >= self.config.max_failed_connects {
                 return self.reprovision_for_dead_session(
@@ -323,13 +357,21 @@ impl ReconnectPolicy {
                 );
             }
         }
-        match code {
-            4000..=4999 => self.reprovision_for_dead_session(
+        match class {
+            CloseClass::SessionOver => self.reprovision_for_dead_session(
                 now,
                 ReconnectReason::SessionDead,
                 ReconnectReason::ReprovisionLimit,
             ),
-            1000 => self.after_backoff(
+            CloseClass::Throttled => {
+                let mut decision = self.after_backoff(
+                    ReconnectAction::ReconnectSameUrl,
+                    ReconnectReason::Throttled,
+                );
+                decision.delay_ms = decision.delay_ms.max(self.throttled_delay_ms);
+                decision
+            }
+            _ if code == 1000 => self.after_backoff(
                 ReconnectAction::ReconnectSameUrl,
                 ReconnectReason::NormalClose,
             ),

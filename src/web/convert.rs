@@ -72,6 +72,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An optional boolean.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pub(crate) fn bool(&self, key: &str, default: bool) -> Result<bool, JsValue> {
         Ok(self
             .optional(key, "a boolean", JsValue::as_bool)?
@@ -138,6 +139,7 @@ impl<'a> Fields<'a> {
     }
 
     /// An optional finite, non-negative number.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pub(crate) fn non_negative(&self, key: &str, default: f64) -> Result<f64, JsValue> {
         let Some(value) = self.optional_number(key)? else {
             return Ok(default);
@@ -157,6 +159,7 @@ impl<'a> Fields<'a> {
 }
 
 /// A required non-empty string argument.
+#[cfg_attr(not(feature = "controller"), allow(dead_code))]
 pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
     match value.as_string() {
         Some(text) if !text.is_empty() => Ok(text),

@@ -66,6 +66,7 @@ impl<M: Machine + 'static> Driver<M> {
     }
 
     /// The current time, in epoch-aligned monotonic milliseconds.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
     pub(crate) fn now(&self) -> Millis {
         self.clock.now()
     }

@@ -3,6 +3,8 @@
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 
+// The turn ladder's JS: only the builds with the controller ship it.
+#[cfg(feature = "controller")]
 #[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
     #[wasm_bindgen(js_name = requestIdOf)]

@@ -4,12 +4,16 @@
 //! shell performs them one at a time after releasing the core, so a callback may call back into
 //! the object that called it.
 
+#[cfg(feature = "controller")]
 mod answer_stream;
 #[cfg(feature = "voice")]
 mod audio;
+#[cfg(feature = "controller")]
 mod chat_request;
 mod clock;
+#[cfg(feature = "controller")]
 pub mod controller;
+#[cfg(feature = "controller")]
 mod controller_options;
 mod convert;
 mod driver;
@@ -21,8 +25,11 @@ pub mod microphone;
 pub mod player;
 #[cfg(feature = "transcriber")]
 pub mod policy;
+#[cfg(feature = "controller")]
 mod promise;
+#[cfg(feature = "controller")]
 mod report;
+#[cfg(feature = "controller")]
 pub mod routes;
 #[cfg(feature = "voice")]
 pub mod session;
@@ -31,11 +38,13 @@ mod timer;
 pub mod transcriber;
 mod types;
 
+#[cfg(feature = "controller")]
 pub use controller::TurnController;
 #[cfg(feature = "voice")]
 pub use player::SpeechPlayer;
 #[cfg(feature = "transcriber")]
 pub use policy::ReconnectPolicy;
+#[cfg(feature = "controller")]
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
 #[cfg(feature = "voice")]
 pub use session::VoiceSession;

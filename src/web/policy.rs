@@ -2,6 +2,8 @@
 
 use crate::core::backoff::Jitter;
 use crate::core::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
+use crate::core::stt::protocol::Protocol;
+use crate::core::stt::{gladia::Gladia, protocol_named, protocol_names, PROTOCOLS};
 use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
@@ -14,6 +16,8 @@ use wasm_bindgen::prelude::*;
 pub struct ReconnectPolicy {
     /// Taken by `free()`; every method of a freed policy throws a `TypeError`.
     policy: RefCell<Option<Policy>>,
+    /// Whose close codes `onClose` classifies.
+    protocol: RefCell<Box<dyn Protocol>>,
 }
 
 #[wasm_bindgen]
@@ -26,9 +30,20 @@ impl ReconnectPolicy {
         >,
     ) -> Result<ReconnectPolicy, JsValue> {
         let options = options.unwrap_or(JsValue::UNDEFINED);
-        let policy = Policy::new(parse_reconnect_config(&options)?);
+        let mut policy = Policy::new(parse_reconnect_config(&options)?);
+        let mut protocol: Box<dyn Protocol> = Box::new(Gladia);
+        if !options.is_undefined() && !options.is_null() {
+            let fields = Fields::of(&options, "options")?;
+            if let Some(name) = parse_protocol(&fields)? {
+                protocol = protocol_named(name).unwrap_or(protocol);
+            }
+            policy.set_throttled_delay_ms(
+                fields.non_negative_ms("throttledDelayMs", Policy::DEFAULT_THROTTLED_DELAY_MS)?,
+            );
+        }
         Ok(ReconnectPolicy {
             policy: RefCell::new(Some(policy)),
+            protocol: RefCell::new(protocol),
         })
     }
 
@@ -61,7 +76,11 @@ impl ReconnectPolicy {
         let code = whole_arg(&code, "code", 0, u32::from(u16::MAX))?;
         let now = Millis(time_arg(&now_ms, "nowMs")?);
         let code = u16::try_from(code).unwrap_or(u16::MAX);
-        self.with(|policy| decision_to_js(policy.on_close(code, now)))
+        let class = match self.protocol.try_borrow_mut() {
+            Ok(mut protocol) => protocol.classify_close(code),
+            Err(_) => crate::core::stt::gladia::close_class(code),
+        };
+        self.with(|policy| decision_to_js(policy.on_close_as(code, class, now)))
     }
 
     /// Provisioning failed with this HTTP status (0 for a network error) at `nowMs`.
@@ -174,6 +193,24 @@ pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfi
     )?;
     config.max_provision_attempts = u32::try_from(attempts).unwrap_or(u32::MAX);
     Ok(config)
+}
+
+/// `options.protocol`: one of the names in [`PROTOCOLS`], else a `RangeError` listing them.
+pub(crate) fn parse_protocol(fields: &Fields<'_>) -> Result<Option<&'static str>, JsValue> {
+    let Some(name) = fields.optional_string("protocol")? else {
+        return Ok(None);
+    };
+    PROTOCOLS
+        .iter()
+        .map(|(known, _)| *known)
+        .find(|known| *known == name)
+        .map(Some)
+        .ok_or_else(|| {
+            range_error(&format!(
+                "options.protocol must be one of {}",
+                protocol_names()
+            ))
+        })
 }
 
 /// A seed for jitter when the app gives none: jitter needs spread, not secrecy.

@@ -20,7 +20,6 @@ mod socket;
 
 pub use options::gladia_provisioner;
 
-use crate::core::gladia::STOP_RECORDING;
 use crate::core::time::Millis;
 use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
@@ -29,7 +28,7 @@ use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
 use errors::{aborted, callback_error, dom_error, error_to_js, freed};
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
-use options::{parse_options, Callbacks};
+use options::{parse_options, Callbacks, ParsedOptions};
 use socket::Socket;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -60,6 +59,8 @@ struct Io {
     provision_abort: Option<AbortController>,
     /// `id` of the current session, as `provision()` gave it.
     session_id: JsValue,
+    /// The socket's subprotocols, as `provision()` gave them.
+    protocols: JsValue,
     capture: Option<Capture>,
     capture_id: u32,
     /// `start()` promises: resolved at the first `open`, rejected at `stopped`/`failed`.
@@ -73,15 +74,17 @@ struct Io {
 struct Shared {
     driver: Driver<Transcriber>,
     callbacks: Callbacks,
+    /// `options.workletUrl`: where `attachMicrophone` loads its worklet unless told otherwise.
+    worklet: Option<String>,
     sample_rate: u32,
     io: RefCell<Io>,
     /// Longest server text message read, in UTF-8 bytes (checked before any copy into wasm).
     max_message_bytes: f64,
 }
 
-/// Live speech-to-text over a Gladia live v2 session: provisions through the app, reconnects as
-/// the reconnect policy says (R1–R4), buffers audio while disconnected (L4) and reports
-/// transcripts. See DESIGN.md §2.
+/// Live speech-to-text over one provider's wire protocol (`options.protocol`, default Gladia live
+/// v2): provisions through the app, reconnects as the reconnect policy says (R1–R6), buffers audio
+/// while disconnected (L4) and reports transcripts. See DESIGN.md §2.
 #[wasm_bindgen]
 pub struct LiveTranscriber {
     /// Taken by `free()`: a freed transcriber holds nothing and every method is inert.
@@ -97,8 +100,13 @@ impl LiveTranscriber {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "LiveTranscriberOptions")] options: JsValue,
     ) -> Result<LiveTranscriber, JsValue> {
-        let (config, callbacks) = parse_options(&options)?;
+        let ParsedOptions {
+            config,
+            callbacks,
+            worklet,
+        } = parse_options(&options)?;
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| Shared {
+            worklet,
             sample_rate: config.sample_rate,
             max_message_bytes: config.max_message_bytes as f64,
             driver: Driver::new(Transcriber::new(config), weak),
@@ -157,7 +165,12 @@ impl LiveTranscriber {
             JsValue,
         >,
     ) -> Promise {
-        let (stream, worklet) = match options::parse_microphone_args(stream_or_options, options) {
+        let default_worklet = self.shared().and_then(|shared| shared.worklet.clone());
+        let (stream, worklet) = match options::parse_microphone_args(
+            stream_or_options,
+            options,
+            default_worklet.as_deref(),
+        ) {
             Ok(parsed) => parsed,
             Err(error) => return Promise::reject(&error),
         };
@@ -368,17 +381,35 @@ impl Shared {
                 }
             }
             Action::Send(bytes) => {
+                let text = self.driver.read(|core| core.audio_text(&bytes)).flatten();
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_bytes(&bytes);
+                    match text {
+                        Some(text) => socket.send_text(&text),
+                        None => socket.send_bytes(&bytes),
+                    }
                 }
             }
             Action::SendStopRecording => {
+                let messages = self
+                    .driver
+                    .read(Transcriber::finish_messages)
+                    .unwrap_or_default();
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_text(STOP_RECORDING);
+                    for message in messages {
+                        socket.send_text(message);
+                    }
+                }
+            }
+            Action::SendText(text) => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    socket.send_text(&text);
                 }
             }
             Action::Close => self.close_socket(),
-            Action::StateChanged(state) => self.state_changed(state),
+            Action::StateChanged(state) => {
+                self.report_close();
+                self.state_changed(state);
+            }
             Action::Partial { text, utterance } => {
                 let meta = self.meta(utterance);
                 let callback = &self.callbacks.on_partial;
@@ -481,6 +512,25 @@ impl Shared {
             }
             _ => {}
         }
+    }
+
+    /// `onEvent` gets the close the core just answered, if any, before the state it led to.
+    fn report_close(&self) {
+        let report = self
+            .driver
+            .update(|core, _| core.take_close_report())
+            .flatten();
+        let (Some(report), Some(_)) = (report, &self.callbacks.on_event) else {
+            return;
+        };
+        let event = JsObject::new()
+            .set("type", "close")
+            .set("code", f64::from(report.code))
+            .set("class", report.class.as_str())
+            .set("next", report.next.as_str())
+            .set("delayMs", report.delay_ms as f64)
+            .build();
+        self.call1(&self.callbacks.on_event, "onEvent", &event);
     }
 
     fn meta(&self, utterance: u64) -> JsValue {

@@ -2,6 +2,7 @@
 
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "controller")]
 #[wasm_bindgen(typescript_custom_section)]
 const TURN_TYPES: &str = r#"
 /** What a route's `generate` receives for one attempt. */
@@ -141,13 +142,18 @@ export interface ReconnectPolicyOptions {
   maxFailedConnects?: number;
   /** Retryable `provision()` failures (thrown, network, timeout, 408, 429, 5xx) in a row before giving up (L7). Default 5. */
   maxProvisionAttempts?: number;
+  /** `new ReconnectPolicy` only: whose close codes `onClose` classifies (R2). Default "gladia" (4000–4999: the session is over). */
+  protocol?: TranscriberProtocol;
+  /** `new ReconnectPolicy` only: least delay after a close classified as throttled. Default 10000. */
+  throttledDelayMs?: number;
 }
 
 export type ReconnectAction = "reconnect_same_url" | "reprovision" | "stop";
 export type ReconnectReason =
   | "abnormal_close" | "normal_close" | "session_dead" | "reprovision_limit"
   | "client_detached" | "provision_failed" | "provision_rejected"
-  | "dead_url" | "session_ended" | "dead_session" | "provision_exhausted";
+  | "dead_url" | "session_ended" | "dead_session" | "provision_exhausted"
+  | "throttled" | "fatal_close";
 
 /** What to do after a close or a failed provisioning: act after `delayMs`, or stop. */
 export interface ReconnectDecision {
@@ -157,6 +163,7 @@ export interface ReconnectDecision {
 }
 "#;
 
+#[cfg(feature = "controller")]
 #[wasm_bindgen(typescript_custom_section)]
 const ROUTE_TYPES: &str = r#"
 export interface OpenAiCompatibleRouteOptions {

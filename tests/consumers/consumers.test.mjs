@@ -81,14 +81,14 @@ const hasWorklet = () => existsSync(`${REPO}pkg/capture-worklet.js`);
 test("the tarball ships exactly the package's files, with a manifest fit to publish", async (t) => {
   const files = await dryRunFiles();
   // The snippets shipped are exactly the ones the glue imports.
-  // Each entry point ("turnguard" and "turnguard/controller") ships its glue, the snippets that
+  // Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") ships its glue, the snippets that
   // glue imports, its declarations, its wasm and its Node entry.
-  const entry = (dir) => {
+  const entry = (dir, snippet = "/src/web/glue.js") => {
     const glue = readFileSync(`${REPO}pkg/${dir}turnguard.js`, "utf8");
     // wasm-bindgen writes `import { f } from '…'` for imports behind a shim and
     // `import * as importN from "…"` for ones the wasm calls directly.
     const snippets = [...glue.matchAll(/from ['"]\.\/(snippets\/[^'"]+)['"]/g)].map((match) => `${dir}${match[1]}`);
-    assert.ok(snippets.some((snippet) => snippet.endsWith("/src/web/glue.js")), `${dir || "the root"} glue imports its JS snippet`);
+    assert.ok(snippets.some((path) => path.endsWith(snippet)), `${dir || "the root"} glue imports its JS snippet`);
     return [...new Set(snippets), ...["node.js", "turnguard.d.ts", "turnguard.js", "turnguard_bg.wasm"].map((file) => `${dir}${file}`)];
   };
   const expected = [
@@ -104,6 +104,8 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
     "package.json",
     ...entry(""),
     ...entry("controller/"),
+    // The transcriber entry has none of the ladder's glue.js; its snippet is the capture worklet.
+    ...entry("transcriber/", "/src/web/capture-worklet.js"),
   ].sort();
   assert.deepEqual(files, expected);
   t.diagnostic(`tarball: ${files.join(", ")}`);
@@ -153,6 +155,15 @@ test("Node 20: \"turnguard/controller\" runs a turn and has only the turn ladder
   const result = JSON.parse(stdout.trim().split("\n").at(-1));
   assert.deepEqual(result.absent, ["VoiceSession", "SpeechPlayer", "LiveTranscriber", "ReconnectPolicy"]);
   assertOneTurn(result);
+});
+
+test("Node 20: \"turnguard/transcriber\" has live speech-to-text and its protocols, nothing else", async (t) => {
+  const dir = await project(t, "plain");
+  const { stdout } = await run(process.execPath, ["node-transcriber.mjs"], { cwd: dir });
+  const result = JSON.parse(stdout.trim().split("\n").at(-1));
+  assert.deepEqual(result.present, ["LiveTranscriber", "ReconnectPolicy", "gladiaProvisioner"]);
+  assert.deepEqual(result.absent, ["TurnController", "openAiCompatibleRoute", "VoiceSession", "SpeechPlayer"]);
+  assert.deepEqual(result.decision, { action: "reconnect_same_url", delayMs: 12000, reason: "throttled" });
 });
 
 test("\"turnguard/controller\" on a plain page under script-src 'self' 'wasm-unsafe-eval'", async (t) => {

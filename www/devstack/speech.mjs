@@ -342,6 +342,8 @@ export function createSpeechStt(ctx, { python = enginePython() } = {}) {
     handleUpgrade,
     close,
     warm: () => (engine ? engine.warm() : Promise.reject(new Error("no .venv with pocketsphinx"))),
+    /** A recognition session of its own, for the other protocols' mocks (recognizers.mjs). */
+    openRecognizer: (onEvent) => (engine ? engine.open(onEvent) : Promise.reject(new Error("no .venv with pocketsphinx"))),
     reset: () => {
       const open = counters.open;
       counters = newCounters();

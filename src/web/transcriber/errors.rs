@@ -41,6 +41,7 @@ pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
         TranscriberError::ProvisionExhausted { attempts } if attempts > 0 => {
             set("attempts", f64::from(attempts));
         }
+        TranscriberError::FatalClose { code } => set("closeCode", f64::from(code)),
         _ => {}
     }
     js

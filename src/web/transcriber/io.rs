@@ -22,8 +22,12 @@ impl Shared {
         let signal = abort
             .as_ref()
             .map_or(JsValue::UNDEFINED, |abort| abort.signal().into());
+        let reason = self
+            .driver
+            .read(|core| core.provision_reason().as_str())
+            .unwrap_or("start");
         // The app's code runs here: no borrow is held.
-        let settled = provision::call(&self.callbacks.provision, &signal);
+        let settled = provision::call(&self.callbacks.provision, &signal, reason);
         let current = self.io.borrow().provision_id == id;
         if current {
             self.io.borrow_mut().provision_abort = abort;
@@ -48,13 +52,21 @@ impl Shared {
             // Settled: a later stop has nothing to abort.
             io.provision_id = io.provision_id.wrapping_add(1);
             io.provision_abort = None;
-            if let Provisioned::Session { id, .. } = &outcome {
+            if let Provisioned::Session { id, protocols, .. } = &outcome {
                 io.session_id = id.clone();
+                io.protocols = protocols.clone();
             }
         }
         match outcome {
-            Provisioned::Session { url, .. } => {
-                driver::input(self, |core, now| core.on_provisioned(&url, now));
+            Provisioned::Session { url, config, .. } => {
+                let config = js_sys::JSON::stringify(&config)
+                    .ok()
+                    .and_then(|json| json.as_string())
+                    .filter(|_| config.is_object());
+                driver::input(self, |core, now| {
+                    core.set_start_config(config);
+                    core.on_provisioned(&url, now)
+                });
             }
             Provisioned::Failed { status } => {
                 driver::input(self, |core, now| core.on_provision_failed(status, now));
@@ -82,7 +94,8 @@ impl Shared {
             io.socket_id
         };
         let weak = Rc::downgrade(self);
-        let socket = Socket::open(url, self.max_message_bytes, move |event| {
+        let protocols = self.io.borrow().protocols.clone();
+        let socket = Socket::open(url, &protocols, self.max_message_bytes, move |event| {
             if let Some(shared) = weak.upgrade() {
                 shared.on_socket_event(id, event);
             }

@@ -5,7 +5,7 @@ use crate::core::reconnect::ReconnectConfig;
 use crate::core::transcriber::TranscriberConfig;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::microphone::{self, WorkletSource};
-use crate::web::policy::parse_reconnect_config;
+use crate::web::policy::{parse_protocol, parse_reconnect_config};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
@@ -17,12 +17,21 @@ pub(super) struct Callbacks {
     pub(super) on_speech_start: Option<Function>,
     pub(super) on_state_change: Option<Function>,
     pub(super) on_error: Option<Function>,
+    pub(super) on_event: Option<Function>,
 }
 
 const MAX_SAMPLE_RATE: u64 = 96_000;
 const MIN_SAMPLE_RATE: u64 = 8_000;
 
-pub(super) fn parse_options(options: &JsValue) -> Result<(TranscriberConfig, Callbacks), JsValue> {
+/// What the constructor takes: the core's config, the callbacks, and where `attachMicrophone`
+/// loads its worklet from unless told otherwise.
+pub(super) struct ParsedOptions {
+    pub(super) config: TranscriberConfig,
+    pub(super) callbacks: Callbacks,
+    pub(super) worklet: Option<String>,
+}
+
+pub(super) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue> {
     let fields = Fields::of(options, "options")?;
     let callbacks = Callbacks {
         provision: fields.function("provision")?,
@@ -31,11 +40,15 @@ pub(super) fn parse_options(options: &JsValue) -> Result<(TranscriberConfig, Cal
         on_speech_start: fields.optional_function("onSpeechStart")?,
         on_state_change: fields.optional_function("onStateChange")?,
         on_error: fields.optional_function("onError")?,
+        on_event: fields.optional_function("onEvent")?,
     };
     let mut config = TranscriberConfig {
         reconnect: parse_policy(&fields.get("policy")?)?,
         ..TranscriberConfig::default()
     };
+    if let Some(name) = parse_protocol(&fields)? {
+        config.protocol = name;
+    }
     let rate = fields.count("sampleRate", u64::from(config.sample_rate), 0)?;
     if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
         return Err(range_error(&format!(
@@ -50,15 +63,40 @@ pub(super) fn parse_options(options: &JsValue) -> Result<(TranscriberConfig, Cal
     config.provision_timeout_ms =
         fields.positive_ms("provisionTimeoutMs", config.provision_timeout_ms)?;
     config.max_message_bytes = fields.count("maxMessageBytes", config.max_message_bytes, 1)?;
-    Ok((config, callbacks))
+    config.throttled_delay_ms =
+        fields.non_negative_ms("throttledDelayMs", config.throttled_delay_ms)?;
+    config.ack_timeout_ms = fields.non_negative_ms("ackTimeoutMs", config.ack_timeout_ms)?;
+    let worklet = worklet_url(&fields)?;
+    Ok(ParsedOptions {
+        config,
+        callbacks,
+        worklet,
+    })
+}
+
+/// `options.workletUrl`, not blank.
+fn worklet_url(fields: &Fields<'_>) -> Result<Option<String>, JsValue> {
+    match fields.optional_string("workletUrl")? {
+        Some(url) if url.trim().is_empty() => {
+            Err(range_error("options.workletUrl must not be empty"))
+        }
+        url => Ok(url),
+    }
 }
 
 /// `attachMicrophone(stream?, options?)` or `attachMicrophone(options)` with `options.stream`:
-/// the stream (`undefined` for the default microphone) and where the worklet comes from.
+/// the stream (`undefined` for the default microphone) and where the worklet comes from
+/// (`default`, the constructor's `workletUrl`, unless the call names one).
 pub(super) fn parse_microphone_args(
     first: Option<JsValue>,
     second: Option<JsValue>,
+    default: Option<&str>,
 ) -> Result<(JsValue, WorkletSource), JsValue> {
+    let default = || {
+        default.map_or(WorkletSource::Blob, |url| {
+            WorkletSource::Url(url.to_owned())
+        })
+    };
     let first = first.unwrap_or(JsValue::UNDEFINED);
     let second = second.unwrap_or(JsValue::UNDEFINED);
     let (stream, options) = if first.is_undefined() || microphone::is_media_stream(&first) {
@@ -73,16 +111,10 @@ pub(super) fn parse_microphone_args(
         return Err(type_error("options.stream must be a MediaStream"));
     }
     if options.is_undefined() {
-        return Ok((stream, WorkletSource::Blob));
+        return Ok((stream, default()));
     }
     let fields = Fields::of(&options, "options")?;
-    let worklet = match fields.optional_string("workletUrl")? {
-        Some(url) if url.trim().is_empty() => {
-            return Err(range_error("options.workletUrl must not be empty"))
-        }
-        Some(url) => WorkletSource::Url(url),
-        None => WorkletSource::Blob,
-    };
+    let worklet = worklet_url(&fields)?.map_or_else(default, WorkletSource::Url);
     Ok((stream, worklet))
 }
 
@@ -130,11 +162,42 @@ pub fn gladia_provisioner(
 
 #[wasm_bindgen(typescript_custom_section)]
 const TRANSCRIBER_TYPES: &str = r#"
-/** What `provision()` resolves to: the live session's WebSocket URL (it carries the session token) and its id. */
+/** The wire protocols `LiveTranscriber` speaks (`docs/providers.md` has each one's backend call). */
+export type TranscriberProtocol = "gladia" | "deepgram" | "assemblyai";
+
+/**
+ * What `provision()` resolves to: the live session's WebSocket URL (it carries the session token
+ * or, for AssemblyAI, the single-use token), its id, the socket's subprotocols (Deepgram:
+ * `["bearer", jwt]`), and fields merged into the protocol's start message (for protocols that have one).
+ */
 export interface ProvisionedSession {
   url: string;
   id?: string;
+  protocols?: string[];
+  config?: Record<string, unknown>;
 }
+
+/**
+ * Why `provision()` is called: `"start"` (the first session), `"reconnect"` (fresh credentials for a
+ * reconnect, for protocols whose credentials serve one connection: Deepgram, AssemblyAI; not a new
+ * session), `"session_over"` (the last session is over: create a new one).
+ */
+export type ProvisionReason = "start" | "reconnect" | "session_over";
+
+/** What the transcriber reports through `onEvent`: each close of the socket while it was wanted. */
+export interface TranscriberCloseEvent {
+  type: "close";
+  /** The close code (1006 for a socket that failed or never opened). */
+  code: number;
+  /** What the protocol says the code means. */
+  class: "retry" | "session_over" | "throttled" | "fatal";
+  /** What comes next. */
+  next: "reconnect_same_url" | "reprovision" | "stop";
+  /** Milliseconds until then (0 for `stop`). */
+  delayMs: number;
+}
+
+export type TranscriberEvent = TranscriberCloseEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
@@ -143,7 +206,7 @@ export interface ProvisionedSession {
  * without a status (and timeouts) too, at most `policy.maxProvisionAttempts` times in a row; other
  * statuses fail the transcriber.
  */
-export type Provisioner = (request: { signal: AbortSignal }) => Promise<ProvisionedSession> | ProvisionedSession;
+export type Provisioner = (request: { signal: AbortSignal; reason: ProvisionReason }) => Promise<ProvisionedSession> | ProvisionedSession;
 
 export type TranscriberState = "idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed";
 
@@ -164,7 +227,7 @@ export interface TranscriptMeta {
 export interface TranscriberError extends Error {
   code:
     | "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error"
-    | "dead_session" | "provision_exhausted" | "worklet_blocked";
+    | "dead_session" | "provision_exhausted" | "worklet_blocked" | "fatal_close";
   terminal: boolean;
   /** `provision_rejected`: the HTTP status. */
   status?: number;
@@ -176,6 +239,8 @@ export interface TranscriberError extends Error {
   callback?: string;
   /** `provision_exhausted`: the failures in a row. */
   attempts?: number;
+  /** `fatal_close`: the close code the protocol classifies as fatal (a configuration or authorization error). */
+  closeCode?: number;
 }
 
 /** Options of `attachMicrophone`. */
@@ -192,6 +257,8 @@ export interface AttachMicrophoneOptions {
 
 export interface LiveTranscriberOptions {
   provision: Provisioner;
+  /** The provider's wire protocol. Default "gladia". */
+  protocol?: TranscriberProtocol;
   /** The reconnect rules (R1–R4); defaults as `new ReconnectPolicy()`. */
   policy?: ReconnectPolicyOptions;
   /** Sample rate of the PCM16 mono audio given to `sendAudio` and produced by `attachMicrophone`. Default 16000. */
@@ -206,6 +273,12 @@ export interface LiveTranscriberOptions {
   provisionTimeoutMs?: number;
   /** Server text messages longer than this (UTF-8 bytes) are counted as malformed and skipped, never copied into wasm. Default 1048576. */
   maxMessageBytes?: number;
+  /** Least delay before reconnecting after a close the protocol classifies as throttled (e.g. too many concurrent sessions). Default 10000. */
+  throttledDelayMs?: number;
+  /** Where the session acknowledges audio (Gladia): a socket that acknowledged nothing this long while audio waited is half-open, and is closed and reconnected. 0 turns it off. Default 10000. */
+  ackTimeoutMs?: number;
+  /** Where `attachMicrophone` loads the capture worklet from unless its own options say: see `AttachMicrophoneOptions.workletUrl`. */
+  workletUrl?: string;
   /** Partial transcripts: for captions only, never for starting a turn. */
   onPartial?(text: string, meta: TranscriptMeta): void;
   onFinal?(text: string, meta: TranscriptMeta): void;
@@ -213,6 +286,8 @@ export interface LiveTranscriberOptions {
   onSpeechStart?(meta: TranscriptMeta): void;
   onStateChange?(state: TranscriberState): void;
   onError?(error: TranscriberError): void;
+  /** Each close of the socket while it was wanted: its code, class and what follows (for logs and timelines). */
+  onEvent?(event: TranscriberEvent): void;
 }
 
 /** Counters since the transcriber was created. */

@@ -1,26 +1,35 @@
-//! Calling the app's `provision({ signal })` (L1, L7) so that nothing it does can throw out of
-//! the transcriber: a `provision` that throws, a result whose `then` getter or `then` throws, a
-//! result whose `url`/`id` getters throw, a rejection whose `status` getter throws — each is a
-//! provisioning failure without an HTTP status.
+//! Calling the app's `provision({ signal, reason })` (L1, L2, L7) so that nothing it does can throw
+//! out of the transcriber: a `provision` that throws, a result whose `then` getter or `then` throws,
+//! a result whose `url`/`id`/`protocols`/`config` getters throw, a rejection whose `status` getter
+//! throws — each is a provisioning failure without an HTTP status.
 
 use crate::web::js_object::JsObject;
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Array, Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 /// How a `provision()` call ended.
 pub(super) enum Provisioned {
-    /// The session: its URL (empty when the result had none) and its `id` (a string or
-    /// `undefined`).
-    Session { url: String, id: JsValue },
+    /// The session: its URL (empty when the result had none or its `protocols` were not strings),
+    /// its `id` (a string or `undefined`), the socket's subprotocols (an array of strings or
+    /// `undefined`) and `config` (an object or `undefined`).
+    Session {
+        url: String,
+        id: JsValue,
+        protocols: JsValue,
+        config: JsValue,
+    },
     /// A failure with the HTTP status of the rejection, or 0 (network, timeout, a throw).
     Failed { status: u16 },
 }
 
-/// Calls `provision({ signal })` now (the caller holds no borrow) and gives a promise of what it
-/// gave, which [`outcome`] reads. Never throws.
-pub(super) fn call(provision: &Function, signal: &JsValue) -> Promise {
-    let request = JsObject::new().set("signal", signal.clone()).build();
+/// Calls `provision({ signal, reason })` now (the caller holds no borrow) and gives a promise of
+/// what it gave, which [`outcome`] reads. Never throws.
+pub(super) fn call(provision: &Function, signal: &JsValue, reason: &str) -> Promise {
+    let request = JsObject::new()
+        .set("signal", signal.clone())
+        .set("reason", reason)
+        .build();
     // `resolve` adopts a thenable through its `then` and turns a throwing `then` getter (or a
     // `then` that throws) into a rejection; `Promise.resolve` would read `constructor` of a real
     // promise unguarded.
@@ -42,16 +51,33 @@ pub(super) async fn outcome(settled: Promise) -> Provisioned {
     }
 }
 
-/// `url` and `id` of what `provision()` resolved to; a getter that throws is a failure.
+/// `url`, `id`, `protocols` and `config` of what `provision()` resolved to; a getter that throws
+/// is a failure.
 fn session_of(session: &JsValue) -> Provisioned {
-    let fields = read(session, "url").and_then(|url| Ok((url, read(session, "id")?)));
-    let Ok((url, id)) = fields else {
+    let fields = ["url", "id", "protocols", "config"].map(|key| read(session, key));
+    let [Ok(url), Ok(id), Ok(protocols), Ok(config)] = fields else {
         return Provisioned::Failed { status: 0 };
     };
+    let strings = |list: &JsValue| {
+        Array::is_array(list) && Array::from(list).every(&mut |item, _, _| item.is_string())
+    };
+    // Subprotocols that are not strings would be stringified by the browser: refused as a URL
+    // that cannot be used (a terminal `invalid_url`), never sent.
+    let protocols_ok = protocols.is_undefined() || strings(&protocols);
     Provisioned::Session {
-        url: url.as_string().unwrap_or_default(),
+        url: url.as_string().filter(|_| protocols_ok).unwrap_or_default(),
         id: if id.is_string() {
             id
+        } else {
+            JsValue::UNDEFINED
+        },
+        protocols: if protocols_ok {
+            protocols
+        } else {
+            JsValue::UNDEFINED
+        },
+        config: if config.is_object() {
+            config
         } else {
             JsValue::UNDEFINED
         },

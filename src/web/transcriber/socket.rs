@@ -36,14 +36,21 @@ const OPEN: u16 = 1;
 const NORMAL_CLOSURE: u16 = 1000;
 
 impl Socket {
-    /// Connects to `url`; every event goes to `on_event`. `None` for a URL the browser refuses
-    /// (a `SyntaxError` from the constructor).
+    /// Connects to `url` with the subprotocols `protocols` (an array of strings, or `undefined`);
+    /// every event goes to `on_event`. `None` for a URL or subprotocols the browser refuses (a
+    /// `SyntaxError` from the constructor).
     pub(super) fn open(
         url: &str,
+        protocols: &JsValue,
         max_message_bytes: f64,
         on_event: impl Fn(SocketEvent) + 'static,
     ) -> Option<Socket> {
-        let socket = WebSocket::new(url).ok()?;
+        let socket = if protocols.is_undefined() {
+            WebSocket::new(url)
+        } else {
+            WebSocket::new_with_str_sequence(url, protocols)
+        }
+        .ok()?;
         socket.set_binary_type(BinaryType::Arraybuffer);
         let handler = Closure::new(move |event: JsValue| {
             on_event(if let Some(message) = event.dyn_ref::<MessageEvent>() {

@@ -1,6 +1,43 @@
 //! What the transcriber tells its shell: its state, its errors, its counters and its actions.
 
+use crate::core::reconnect::ReconnectAction;
+use crate::core::stt::protocol::CloseClass;
 use std::fmt;
+
+/// Why `provision()` is called (`reason` in its request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProvisionReason {
+    /// The first session.
+    Start,
+    /// Fresh credentials for a reconnect (R6): the same session as far as R3 is concerned.
+    Reconnect,
+    /// The last session is over (R2, R5): a new one, counted by R3's window.
+    SessionOver,
+}
+
+impl ProvisionReason {
+    /// The name JS sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProvisionReason::Start => "start",
+            ProvisionReason::Reconnect => "reconnect",
+            ProvisionReason::SessionOver => "session_over",
+        }
+    }
+}
+
+/// One close of the socket while the app still wanted it, and what follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseReport {
+    /// The close code (1006 for a socket that failed or never opened).
+    pub code: u16,
+    /// What the protocol says it means.
+    pub class: CloseClass,
+    /// What comes next.
+    pub next: ReconnectAction,
+    /// How long until then; 0 when it stops.
+    pub delay_ms: u64,
+}
 
 /// Where the transcriber is. `Stopped` and `Failed` are terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,6 +108,12 @@ pub enum TranscriberError {
         /// The failures in a row: `max_provision_attempts`.
         attempts: u32,
     },
+    /// The server closed with a code the protocol classifies as fatal (a configuration or
+    /// authorization error): asking again will not help.
+    FatalClose {
+        /// The close code.
+        code: u16,
+    },
 }
 
 impl TranscriberError {
@@ -83,6 +126,7 @@ impl TranscriberError {
             TranscriberError::InvalidUrl => "invalid_url",
             TranscriberError::DeadSession => "dead_session",
             TranscriberError::ProvisionExhausted { .. } => "provision_exhausted",
+            TranscriberError::FatalClose { .. } => "fatal_close",
         }
     }
 
@@ -116,6 +160,11 @@ impl fmt::Display for TranscriberError {
                 f,
                 "provision() failed {attempts} times in a row (it threw, the network failed, it \
                  timed out, or it answered 408, 429 or 5xx); gave up"
+            ),
+            TranscriberError::FatalClose { code } => write!(
+                f,
+                "the server closed the socket with {code}, a configuration or authorization \
+                 error for this protocol; gave up"
             ),
         }
     }
@@ -156,8 +205,11 @@ pub enum Action {
     Connect(String),
     /// Send these bytes as one binary frame on the open socket.
     Send(Vec<u8>),
-    /// Send [`STOP_RECORDING`](crate::core::gladia::STOP_RECORDING) as a text frame on the open socket.
+    /// Send the protocol's finish messages ([`Transcriber::finish_messages`](super::Transcriber::finish_messages);
+    /// Gladia's `stop_recording`, after which the action is named) as text frames on the open socket.
     SendStopRecording,
+    /// Send this text frame on the open socket (a protocol's start, keepalive or audio message).
+    SendText(String),
     /// Close the socket (code 1000) and report nothing more from it.
     Close,
     /// The state changed.

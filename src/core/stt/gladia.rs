@@ -1,31 +1,87 @@
-//! The Gladia live v2 protocol as the transcriber sees it (rule L2).
+//! The Gladia live v2 protocol (rule L2): the seed protocol, and the default.
 //!
 //! Audio goes to the socket as binary frames of PCM16 little-endian mono; `{"type":"stop_recording"}`
-//! ends the recording. Everything the server sends is a JSON object with a `type`.
+//! ends the recording. Everything the server sends is a JSON object with a `type`. The session
+//! survives a reconnect to the same URL, acknowledges audio by byte ranges (`audio_chunk`), and is
+//! over after any close with a code from 4000 to 4999.
 //!
 //! [`read`] takes the four fields the transcriber acts on out of a message's text with the
 //! crate's small JSON reader (`core::json`, shared with the SSE parser, so no serde and
 //! nothing the wasm does not ship already) into a [`MessageView`]; [`classify`] turns that view into
-//! a [`Message`]. A message it cannot use is [`Message::Malformed`] or [`Message::Unknown`], which
-//! the transcriber counts and skips — never fatal. Parsing here rather than with the browser's
-//! `JSON.parse` keeps the whole protocol, malformed input included, under native tests.
+//! a [`Message`], and [`event`] into the transcriber's neutral [`Event`]. A message it cannot use
+//! is [`Message::Malformed`] or [`Message::Unknown`], which the transcriber counts and skips —
+//! never fatal. Parsing here rather than with the browser's `JSON.parse` keeps the whole protocol,
+//! malformed input included, under native tests.
 
-use crate::core::json::{Malformed, Reader};
+use crate::core::json::Reader;
+use crate::core::stt::protocol::{CloseClass, Event, Protocol, Watermark};
 use std::borrow::Cow;
+
+pub use crate::core::stt::protocol::{pcm_bytes_for_ms, BYTES_PER_SAMPLE, DEFAULT_SAMPLE_RATE};
 
 /// The text message that ends a recording.
 pub const STOP_RECORDING: &str = r#"{"type":"stop_recording"}"#;
 
-/// Sample rate the provisioning config and the microphone use unless told otherwise.
-pub const DEFAULT_SAMPLE_RATE: u32 = 16_000;
+/// The Gladia live v2 protocol.
+#[derive(Debug, Default)]
+pub struct Gladia;
 
-/// Bytes per PCM16 sample.
-pub const BYTES_PER_SAMPLE: u64 = 2;
+/// A boxed [`Gladia`], for [`crate::core::stt::PROTOCOLS`].
+pub fn protocol() -> Box<dyn Protocol> {
+    Box::new(Gladia)
+}
 
-/// Bytes of PCM16 mono audio that last `ms` milliseconds at `sample_rate`, saturating.
-pub fn pcm_bytes_for_ms(ms: u64, sample_rate: u32) -> u64 {
-    let samples = u128::from(ms) * u128::from(sample_rate) / 1_000;
-    u64::try_from(samples * u128::from(BYTES_PER_SAMPLE)).unwrap_or(u64::MAX)
+impl Protocol for Gladia {
+    fn name(&self) -> &'static str {
+        "gladia"
+    }
+
+    fn decode(&mut self, text: &str, events: &mut Vec<Event>) {
+        events.push(event(classify(read(text))));
+    }
+
+    fn finish_messages(&self) -> &'static [&'static str] {
+        &[STOP_RECORDING]
+    }
+
+    fn classify_close(&mut self, code: u16) -> CloseClass {
+        close_class(code)
+    }
+
+    fn watermark(&self) -> Watermark {
+        Watermark::AcknowledgedBytes
+    }
+}
+
+/// R2 for Gladia: every close from 4000 to 4999 means the session is over; any other, retry.
+pub fn close_class(code: u16) -> CloseClass {
+    if (4000..=4999).contains(&code) {
+        CloseClass::SessionOver
+    } else {
+        CloseClass::Retry
+    }
+}
+
+/// What a classified message means to the transcriber.
+pub fn event(message: Message) -> Event {
+    match message {
+        Message::Transcript {
+            is_final: true,
+            text,
+        } => Event::Final(text),
+        Message::Transcript { text, .. } => Event::Partial(text),
+        Message::SpeechStart => Event::SpeechStart,
+        Message::SpeechEnd => Event::SpeechEnd,
+        Message::Lifecycle(Lifecycle::EndRecording) => Event::Finished,
+        Message::Lifecycle(Lifecycle::EndSession) => Event::SessionOver,
+        Message::AudioAck(Some(bytes)) => Event::AckBytes(bytes),
+        Message::Malformed => Event::Malformed,
+        Message::Unknown => Event::Unknown,
+        Message::Lifecycle(_)
+        | Message::AudioAck(None)
+        | Message::StopRecordingAck
+        | Message::Ignored => Event::Ignored,
+    }
 }
 
 /// The fields of one server message that the transcriber acts on, as the shell read them.
@@ -109,12 +165,12 @@ pub fn read(text: &str) -> Option<MessageView> {
                 Ok(())
             }
             "acknowledged" => {
-                acknowledged = read_bool(reader)? == Some(true);
+                acknowledged = reader.bool_or_skip()? == Some(true);
                 Ok(())
             }
             "data" => reader.object_or_skip(|reader, key| match key {
                 "is_final" => {
-                    is_final = read_bool(reader)?;
+                    is_final = reader.bool_or_skip()?;
                     Ok(())
                 }
                 "utterance" => reader.object_or_skip(|reader, key| match key {
@@ -151,15 +207,6 @@ pub fn read(text: &str) -> Option<MessageView> {
         text: utterance,
         acknowledged_bytes,
     })
-}
-
-/// `true`/`false`, or `None` for any other value (which is skipped).
-fn read_bool(reader: &mut Reader<'_>) -> Result<Option<bool>, Malformed> {
-    match reader.peek_value() {
-        Some(b't') => reader.skip().map(|()| Some(true)),
-        Some(b'f') => reader.skip().map(|()| Some(false)),
-        _ => reader.skip().map(|()| None),
-    }
 }
 
 /// Reads and classifies one text message.

@@ -1,11 +1,14 @@
 //! A transcriber's limits and their documented defaults.
 
-use crate::core::gladia;
 use crate::core::reconnect::ReconnectConfig;
+use crate::core::stt::protocol::{pcm_bytes_for_ms, DEFAULT_SAMPLE_RATE};
 
 /// Limits of one transcriber. [`TranscriberConfig::default`] gives the documented defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TranscriberConfig {
+    /// The wire protocol, by its name in [`crate::core::stt::PROTOCOLS`]; an unknown name falls
+    /// back to the first (Gladia). Default `"gladia"`.
+    pub protocol: &'static str,
     /// The reconnect rules (L3).
     pub reconnect: ReconnectConfig,
     /// Sample rate of the PCM16 mono audio handed to `send_audio`.
@@ -14,12 +17,18 @@ pub struct TranscriberConfig {
     pub buffer_ms: u64,
     /// How long a socket may take to open before it counts as a failed connection (1006).
     pub connect_timeout_ms: u64,
-    /// How long `stop` waits for the last transcripts (`end_recording` or the server's close).
+    /// How long `stop` waits for the last transcripts (the protocol's end message or the
+    /// server's close).
     pub stop_timeout_ms: u64,
     /// How long one `provision()` may take before it is cancelled and counts as failed (L7).
     pub provision_timeout_ms: u64,
     /// Largest server text message read, in UTF-8 bytes; longer ones are malformed (L2).
     pub max_message_bytes: u64,
+    /// Least delay before reconnecting after a close the protocol classifies as throttled.
+    pub throttled_delay_ms: u64,
+    /// Where the session acknowledges audio: a socket that acknowledged nothing this long while
+    /// audio waited for it is half-open, closed and reconnected (L4). 0 turns it off.
+    pub ack_timeout_ms: u64,
 }
 
 impl TranscriberConfig {
@@ -31,25 +40,32 @@ impl TranscriberConfig {
     pub const DEFAULT_STOP_TIMEOUT_MS: u64 = 5_000;
     /// Default `provision_timeout_ms`.
     pub const DEFAULT_PROVISION_TIMEOUT_MS: u64 = 10_000;
+    /// Default `ack_timeout_ms`.
+    pub const DEFAULT_ACK_TIMEOUT_MS: u64 = 10_000;
+    /// Default `throttled_delay_ms`.
+    pub const DEFAULT_THROTTLED_DELAY_MS: u64 = 10_000;
     /// Default `max_message_bytes`: 1 MiB.
     pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 1 << 20;
 
     /// The bound of the audio buffer in bytes.
     pub fn buffer_bytes(&self) -> u64 {
-        gladia::pcm_bytes_for_ms(self.buffer_ms, self.sample_rate)
+        pcm_bytes_for_ms(self.buffer_ms, self.sample_rate)
     }
 }
 
 impl Default for TranscriberConfig {
     fn default() -> Self {
         TranscriberConfig {
+            protocol: "gladia",
             reconnect: ReconnectConfig::default(),
-            sample_rate: gladia::DEFAULT_SAMPLE_RATE,
+            sample_rate: DEFAULT_SAMPLE_RATE,
             buffer_ms: Self::DEFAULT_BUFFER_MS,
             connect_timeout_ms: Self::DEFAULT_CONNECT_TIMEOUT_MS,
             stop_timeout_ms: Self::DEFAULT_STOP_TIMEOUT_MS,
             provision_timeout_ms: Self::DEFAULT_PROVISION_TIMEOUT_MS,
             max_message_bytes: Self::DEFAULT_MAX_MESSAGE_BYTES,
+            throttled_delay_ms: Self::DEFAULT_THROTTLED_DELAY_MS,
+            ack_timeout_ms: Self::DEFAULT_ACK_TIMEOUT_MS,
         }
     }
 }

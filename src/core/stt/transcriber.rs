@@ -3,13 +3,19 @@
 //! [`Transcriber`] is sans-IO like the turn ladder. The shell reports what `provision()` and the
 //! socket did, hands over audio, with the current time, and then performs every
 //! [`Transcriber::poll_action`] in order and calls [`Transcriber::handle_timeout`] at
-//! [`Transcriber::poll_timeout`]. It owns the [`ReconnectPolicy`] and the audio buffer.
+//! [`Transcriber::poll_timeout`]. It owns the [`ReconnectPolicy`], the audio buffer and the wire
+//! protocol ([`Protocol`], chosen by `config.protocol`), and speaks to the first two only in the
+//! protocol's neutral terms: events, close classes, the watermark.
 //!
 //! What it keeps, whatever order the inputs come in:
 //! - **L1/L3** the URL comes only from `provision()`; a close is answered as the policy says
-//!   (R1–R4): the same URL after a backoff, a new session after a 4000–4999 close (never the old
-//!   URL), or a terminal error once re-provisions pass the window limit; transient provisioning
-//!   failures back off, other statuses fail;
+//!   (R1–R4) on the protocol's close class: the same URL after a backoff, a new session after a
+//!   *session over* close (never the old URL), a terminal error after a *fatal* one or once
+//!   re-provisions pass the window limit; transient provisioning failures back off, other
+//!   statuses fail;
+//! - **R6** where the protocol's credentials serve one connection, every reconnect calls
+//!   `provision()` first ([`ProvisionReason::Reconnect`]), outside R3's window;
+//! - **L9** a protocol with a keepalive gets it whenever the socket went that long without a frame;
 //! - **R4** after [`Transcriber::stop`] or [`Transcriber::dispose`] nothing connects or provisions;
 //! - **L4** audio handed over while no socket is open is kept, in order, up to `buffer_ms` of
 //!   audio, and sent as soon as one opens, whichever session it belongs to; audio handed to a
@@ -49,10 +55,12 @@ mod output;
 
 pub use audio::UNACKED_CONFIRM_MS;
 pub use config::TranscriberConfig;
-pub use output::{Action, State, Stats, TranscriberError};
+pub use output::{Action, CloseReport, ProvisionReason, State, Stats, TranscriberError};
 
-use crate::core::gladia::{self, Lifecycle, Message, MessageView};
+use crate::core::gladia::{self, MessageView};
 use crate::core::reconnect::{Decision, ReconnectAction, ReconnectPolicy, ReconnectReason};
+use crate::core::stt::protocol::{Event, Protocol};
+use crate::core::stt::{gladia::Gladia, protocol_named};
 use crate::core::time::Millis;
 use audio::AudioBuffer;
 use std::collections::VecDeque;
@@ -68,6 +76,15 @@ struct Timers {
     stop: Option<Millis>,
     /// `provision()` took too long (L7).
     provision: Option<Millis>,
+}
+
+impl Timers {
+    fn earliest(self) -> Option<Millis> {
+        [self.retry, self.connect, self.stop, self.provision]
+            .into_iter()
+            .flatten()
+            .min()
+    }
 }
 
 /// Clears `slot` and says true when it was due at `now`.
@@ -94,14 +111,28 @@ fn is_socket_url(url: &str) -> bool {
 #[derive(Debug)]
 pub struct Transcriber {
     config: TranscriberConfig,
+    protocol: Box<dyn Protocol>,
     policy: ReconnectPolicy,
     state: State,
     /// The current session's URL; `None` before provisioning and once the session is dead.
     url: Option<String>,
     /// What the `Retry` timer does.
     after_backoff: ReconnectAction,
-    /// `stop` sent `stop_recording` and waits for the last transcripts.
+    /// `stop` asked for the last transcripts (or waits for the audio to go out first).
     stopping: bool,
+    /// `stop` waits for the audio buffer to drain before the finish messages go out.
+    finish_pending: bool,
+    /// Why the next or current `provision()` is called.
+    provision_reason: ProvisionReason,
+    /// When the current socket opened and when a text frame last went out on it (L9).
+    opened_at: Option<Millis>,
+    last_text_at: Option<Millis>,
+    /// The last close the policy answered, for the shell to report.
+    last_close: Option<CloseReport>,
+    /// Events decoded from one message, reused.
+    events: Vec<Event>,
+    /// `config` of the last `provision()`, as JSON, for the protocol's start message.
+    start_config: Option<String>,
     timers: Timers,
     /// The status of the last failed `provision()`, for the terminal error.
     last_provision_status: u16,
@@ -115,14 +146,30 @@ pub struct Transcriber {
 impl Transcriber {
     /// A transcriber in `Idle`: it buffers audio until [`Transcriber::start`].
     pub fn new(config: TranscriberConfig) -> Self {
+        let protocol = protocol_named(config.protocol).unwrap_or_else(|| Box::new(Gladia));
+        let mut policy = ReconnectPolicy::new(config.reconnect.clone());
+        policy.set_throttled_delay_ms(config.throttled_delay_ms);
         Transcriber {
-            audio: AudioBuffer::new(config.buffer_bytes(), config.sample_rate),
-            policy: ReconnectPolicy::new(config.reconnect.clone()),
+            audio: AudioBuffer::new(
+                config.buffer_bytes(),
+                config.sample_rate,
+                protocol.watermark(),
+                protocol.pacing(),
+            ),
+            protocol,
+            policy,
             config,
             state: State::Idle,
             url: None,
             after_backoff: ReconnectAction::Reprovision,
             stopping: false,
+            finish_pending: false,
+            provision_reason: ProvisionReason::Start,
+            opened_at: None,
+            last_text_at: None,
+            last_close: None,
+            events: Vec::new(),
+            start_config: None,
             timers: Timers::default(),
             last_provision_status: 0,
             finals: 0,
@@ -144,6 +191,31 @@ impl Transcriber {
     /// Whether `stop` is waiting for the last transcripts.
     pub fn is_stopping(&self) -> bool {
         self.stopping
+    }
+
+    /// The wire protocol's name.
+    pub fn protocol_name(&self) -> &'static str {
+        self.protocol.name()
+    }
+
+    /// The text frames [`Action::SendStopRecording`] stands for, in order.
+    pub fn finish_messages(&self) -> &'static [&'static str] {
+        self.protocol.finish_messages()
+    }
+
+    /// One frame of audio as the protocol's text message, or `None` to send it as binary.
+    pub fn audio_text(&self, pcm: &[u8]) -> Option<String> {
+        self.protocol.audio_text(pcm)
+    }
+
+    /// Why the pending [`Action::Provision`] calls `provision()`.
+    pub fn provision_reason(&self) -> ProvisionReason {
+        self.provision_reason
+    }
+
+    /// The last close answered while the app wanted the socket, once: the shell reports it.
+    pub fn take_close_report(&mut self) -> Option<CloseReport> {
+        self.last_close.take()
     }
 
     /// Counters since creation.
@@ -169,6 +241,12 @@ impl Transcriber {
         if self.state == State::Idle {
             self.provision(now);
         }
+    }
+
+    /// `provision()` gave this `config` (a JSON object) with the URL that follows: its fields go
+    /// into the protocol's start message. Call before [`Transcriber::on_provisioned`].
+    pub fn set_start_config(&mut self, config: Option<String>) {
+        self.start_config = config;
     }
 
     /// `provision()` resolved with this URL.
@@ -211,7 +289,15 @@ impl Transcriber {
         }
         self.timers.connect = None;
         self.policy.on_open(now);
+        if let Some(url) = &self.url {
+            self.protocol.on_connect(url);
+        }
+        self.opened_at = Some(now);
+        self.last_text_at = None;
         self.set_state(State::Open);
+        if let Some(start) = self.protocol.start_message(self.start_config.as_deref()) {
+            self.send_text(start, now);
+        }
         self.audio.on_open(now, &mut self.actions);
     }
 
@@ -229,7 +315,15 @@ impl Transcriber {
         if u64::try_from(text.len()).map_or(true, |len| len > self.config.max_message_bytes) {
             return self.on_oversize_message(now);
         }
-        self.on_message(gladia::read(text), now);
+        if self.state != State::Open {
+            return;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        self.protocol.decode(text, &mut events);
+        for event in events.drain(..) {
+            self.on_event(event, now);
+        }
+        self.events = events;
     }
 
     /// A text message over `max_message_bytes` arrived; the shell measured it and did not copy it.
@@ -239,44 +333,41 @@ impl Transcriber {
         }
     }
 
-    /// A text message arrived, already read: `None` when it was not a JSON object with a string
-    /// `type`.
+    /// A Gladia text message arrived, already read: `None` when it was not a JSON object with a
+    /// string `type`.
     pub fn on_message(&mut self, view: Option<MessageView>, now: Millis) {
+        self.on_event(gladia::event(gladia::classify(view)), now);
+    }
+
+    /// One neutral event of the protocol, as [`Protocol::decode`] gives it.
+    pub fn on_event(&mut self, event: Event, now: Millis) {
         if self.state != State::Open {
             return;
         }
-        match gladia::classify(view) {
-            Message::Transcript { is_final, text } => {
-                // A blank transcript is noise: it must not reach captions or start a turn.
-                if text.trim().is_empty() {
-                    return;
-                }
-                if is_final {
-                    self.finals += 1;
-                    self.actions.push_back(Action::Final {
-                        text,
-                        utterance: self.finals,
-                    });
-                } else {
-                    self.actions.push_back(Action::Partial {
-                        text,
-                        utterance: self.finals + 1,
-                    });
-                }
+        match event {
+            // A blank transcript is noise: it must not reach captions or start a turn.
+            Event::Partial(text) | Event::Final(text) if text.trim().is_empty() => {}
+            Event::Final(text) => {
+                self.finals += 1;
+                self.actions.push_back(Action::Final {
+                    text,
+                    utterance: self.finals,
+                });
             }
-            Message::SpeechStart => self.actions.push_back(Action::SpeechStart {
+            Event::Partial(text) => self.actions.push_back(Action::Partial {
+                text,
                 utterance: self.finals + 1,
             }),
-            Message::Lifecycle(Lifecycle::EndRecording | Lifecycle::EndSession)
-                if self.stopping =>
-            {
-                self.finish_stop(true)
-            }
-            Message::Lifecycle(Lifecycle::EndSession) => self.session_ended(now),
-            Message::AudioAck(Some(bytes)) => self.audio.on_acknowledged(bytes),
-            Message::Malformed => self.stats.malformed_messages += 1,
-            Message::Unknown => self.stats.unknown_messages += 1,
-            _ => {}
+            Event::SpeechStart => self.actions.push_back(Action::SpeechStart {
+                utterance: self.finals + 1,
+            }),
+            Event::Finished | Event::SessionOver if self.stopping => self.finish_stop(true),
+            Event::SessionOver => self.session_ended(now),
+            Event::AckBytes(bytes) => self.audio.on_acknowledged(bytes, now),
+            Event::FinalizedUntilMs(ms) => self.audio.on_finalized(ms),
+            Event::Malformed => self.stats.malformed_messages += 1,
+            Event::Unknown => self.stats.unknown_messages += 1,
+            Event::SpeechEnd | Event::Finished | Event::Ignored => {}
         }
     }
 
@@ -312,11 +403,14 @@ impl Transcriber {
         self.policy.on_client_detach();
         if self.state == State::Open {
             self.stopping = true;
-            self.actions.push_back(Action::SendStopRecording);
             self.timers = Timers {
                 stop: Some(now.after(self.config.stop_timeout_ms)),
                 ..Timers::default()
             };
+            // Paced audio still waiting goes out first, so the last words reach the server.
+            self.audio.flush(now, &mut self.actions);
+            self.finish_pending = true;
+            self.finish_when_drained();
         } else {
             self.finish_stop(self.state == State::Connecting);
         }
@@ -339,6 +433,22 @@ impl Transcriber {
         if take_due(&mut self.timers.stop, now) && self.stopping {
             self.finish_stop(true);
         }
+        if self.half_open_at().is_some_and(|at| at <= now) {
+            // L4: acknowledgments stopped while audio went out: the socket is half-open.
+            self.actions.push_back(Action::Close);
+            return self.socket_lost(1006, now);
+        }
+        if self.state == State::Open {
+            if self.audio.next_send_at().is_some_and(|at| at <= now) {
+                self.audio.on_pace(now, &mut self.actions);
+                self.finish_when_drained();
+            }
+            if self.keepalive_at().is_some_and(|at| at <= now) {
+                if let Some(keepalive) = self.protocol.keepalive() {
+                    self.send_text(keepalive.message.to_owned(), now);
+                }
+            }
+        }
         if take_due(&mut self.timers.connect, now) && self.state == State::Connecting {
             self.actions.push_back(Action::Close);
             self.socket_lost(1006, now);
@@ -348,8 +458,9 @@ impl Transcriber {
             self.on_provision_failed(0, now);
         }
         if take_due(&mut self.timers.retry, now) && self.state == State::Backoff {
+            let fresh = self.protocol.single_use_credentials();
             match (self.after_backoff, &self.url) {
-                (ReconnectAction::ReconnectSameUrl, Some(_)) => self.connect(now),
+                (ReconnectAction::ReconnectSameUrl, Some(_)) if !fresh => self.connect(now),
                 _ => self.provision(now),
             }
         }
@@ -358,16 +469,17 @@ impl Transcriber {
     /// When `handle_timeout` must be called next, if any timer is armed.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
-        let Timers {
-            retry,
-            connect,
-            stop,
-            provision,
-        } = self.timers;
-        [retry, connect, stop, provision]
-            .into_iter()
-            .flatten()
-            .min()
+        let open = (self.state == State::Open).then_some(());
+        let pace = open.and_then(|()| self.audio.next_send_at());
+        [
+            self.timers.earliest(),
+            pace,
+            self.keepalive_at(),
+            self.half_open_at(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// The next thing the shell must do, in order.
@@ -380,6 +492,41 @@ impl Transcriber {
         if self.state != state {
             self.state = state;
             self.actions.push_back(Action::StateChanged(state));
+        }
+    }
+
+    /// When an open socket that owes acknowledgments counts as half-open (L4).
+    fn half_open_at(&self) -> Option<Millis> {
+        if self.state != State::Open || self.stopping || self.config.ack_timeout_ms == 0 {
+            return None;
+        }
+        let since = self.audio.owed_ack_since()?;
+        Some(since.after(self.config.ack_timeout_ms))
+    }
+
+    /// When the keepalive is due: the protocol's idle time after the last frame (L9).
+    fn keepalive_at(&self) -> Option<Millis> {
+        let keepalive = self.protocol.keepalive()?;
+        if self.state != State::Open || self.stopping {
+            return None;
+        }
+        let last = [self.opened_at, self.last_text_at, self.audio.last_sent_at]
+            .into_iter()
+            .flatten()
+            .max()?;
+        Some(last.after(keepalive.idle_ms))
+    }
+
+    fn send_text(&mut self, text: String, now: Millis) {
+        self.last_text_at = Some(now);
+        self.actions.push_back(Action::SendText(text));
+    }
+
+    /// `stop`: the finish messages go out once every frame has.
+    fn finish_when_drained(&mut self) {
+        if self.finish_pending && self.audio.drained() {
+            self.finish_pending = false;
+            self.actions.push_back(Action::SendStopRecording);
         }
     }
 
@@ -404,8 +551,19 @@ impl Transcriber {
     /// policy says what comes next.
     fn socket_lost(&mut self, code: u16, now: Millis) {
         self.timers.connect = None;
+        self.opened_at = None;
         self.audio.on_socket_lost(now);
-        let decision = self.policy.on_close(code, now);
+        let class = self.protocol.classify_close(code);
+        let decision = self.policy.on_close_as(code, class, now);
+        self.last_close = Some(CloseReport {
+            code,
+            class,
+            next: decision.action,
+            delay_ms: decision.delay_ms,
+        });
+        if decision.reason == ReconnectReason::FatalClose {
+            return self.fail(TranscriberError::FatalClose { code });
+        }
         self.follow(decision, now);
     }
 
@@ -416,6 +574,7 @@ impl Transcriber {
         }
         self.actions.push_back(Action::Close);
         self.timers.connect = None;
+        self.opened_at = None;
         self.audio.on_socket_lost(now);
         let decision = self.policy.on_session_ended(now);
         self.follow(decision, now);
@@ -443,6 +602,19 @@ impl Transcriber {
                 if action == ReconnectAction::Reprovision {
                     self.url = None; // R2: never the old URL again
                 }
+                if matches!(
+                    decision.reason,
+                    ReconnectReason::SessionDead
+                        | ReconnectReason::DeadUrl
+                        | ReconnectReason::SessionEnded
+                ) {
+                    self.provision_reason = ProvisionReason::SessionOver;
+                } else if action == ReconnectAction::ReconnectSameUrl
+                    && self.protocol.single_use_credentials()
+                {
+                    // R6: fresh credentials for the next connect, not a new session for R3.
+                    self.provision_reason = ProvisionReason::Reconnect;
+                }
                 self.after_backoff = action;
                 self.set_state(State::Backoff);
                 self.timers.retry = Some(now.after(decision.delay_ms));
@@ -455,6 +627,8 @@ impl Transcriber {
             self.actions.push_back(Action::Close);
         }
         self.stopping = false;
+        self.finish_pending = false;
+        self.opened_at = None;
         self.timers = Timers::default();
         self.url = None;
         self.audio.release(&mut self.actions);
@@ -463,6 +637,7 @@ impl Transcriber {
 
     fn fail(&mut self, error: TranscriberError) {
         self.timers = Timers::default();
+        self.opened_at = None;
         self.url = None;
         self.audio.release(&mut self.actions);
         self.actions.push_back(Action::Error(error));
