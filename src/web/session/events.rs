@@ -74,6 +74,15 @@ impl Shared {
         self.emit(object);
     }
 
+    /// A part of a streamed sentence started late: the stream fell behind playback.
+    pub(super) fn emit_underrun(&self, turn_id: &str, gap_ms: f64) {
+        self.emit(
+            event(self, "underrun")
+                .set("turnId", turn_id)
+                .set("gapMs", gap_ms),
+        );
+    }
+
     pub(super) fn emit_playback_started(&self, turn_id: &str) {
         self.emit(event(self, "playback_started").set("turnId", turn_id));
     }
