@@ -57,6 +57,8 @@ pub struct Scheduled {
     /// True for a later buffer of the turn that starts after silence (the line had run dry):
     /// the agent starts sounding again, which restarts the session's echo guard (V4).
     pub after_silence: bool,
+    /// The chunk's first part: its sentence starts sounding here.
+    pub first_of_chunk: bool,
     /// Milliseconds of silence before this part of a streamed chunk: the stream fell behind
     /// playback and the part starts at once, late (an underrun). 0 when gapless.
     pub gap_ms: f64,
@@ -239,6 +241,7 @@ impl PlaybackSchedule {
                     seq: chunk.seq,
                     turn_id: chunk.turn_id.clone(),
                     start,
+                    first_of_chunk: !continues_stream,
                     first_of_turn,
                     after_silence: silent_before && !first_of_turn,
                     gap_ms,

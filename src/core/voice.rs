@@ -343,6 +343,24 @@ impl VoiceCore {
         self.skip(index, stalled, now);
     }
 
+    /// The first audio of the sentence of `job` was scheduled to start `lead_ms` from now on the
+    /// audio clock (an event for timelines: first sound per sentence).
+    pub fn on_sentence_audio(&mut self, job: u64, lead_ms: f64) {
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        let Some(index) = turn.sentences.iter().position(|s| s.job == Some(job)) else {
+            return;
+        };
+        let event = VoiceEvent::SentenceAudio {
+            turn_id: turn.turn_id.clone(),
+            index,
+            // `as` saturates: a negative or NaN lead is 0.
+            starts_in_us: (lead_ms * 1000.0) as u64,
+        };
+        self.push(VoiceAction::Event(event));
+    }
+
     /// A sentence's audio played in full and lasted `duration_ms`: one more measurement of the
     /// session's speech rate.
     pub fn on_audio_measured(&mut self, job: u64, duration_ms: f64) {

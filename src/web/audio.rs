@@ -37,6 +37,8 @@ pub(crate) enum PlayerEvent {
     ChunkEnded(u64, f64),
     /// A stream's last byte came: its chunk's audio is complete (it may still be playing).
     StreamClosed(u64),
+    /// The first part of a chunk was scheduled to start this many milliseconds from now.
+    ChunkStarted(u64, f64),
     /// A part of a streamed chunk started late, after this many milliseconds of silence.
     Underrun(String, f64),
     /// One chunk could not be decoded, or its stream failed or stalled (`true`): it left the
@@ -300,6 +302,12 @@ impl AudioOut {
                 // A closed context: the part counts as played so the line moves on.
                 self.finish_part(chunk.seq);
                 continue;
+            }
+            if chunk.first_of_chunk {
+                events.push(PlayerEvent::ChunkStarted(
+                    chunk.seq,
+                    (chunk.start - now) * 1000.0,
+                ));
             }
             if chunk.gap_ms > 0.0 {
                 events.push(PlayerEvent::Underrun(chunk.turn_id.clone(), chunk.gap_ms));

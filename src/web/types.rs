@@ -252,6 +252,7 @@ export type VoiceSessionEvent =
   | { type: "tts_failed"; at: number; turnId: string; index: number; code: "tts_failed" | "tts_timeout" }
   | { type: "playback_started"; at: number; turnId: string }
   | { type: "underrun"; at: number; turnId: string; gapMs: number }
+  | { type: "sentence_audio"; at: number; turnId: string; index: number; startsInMs: number }
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }

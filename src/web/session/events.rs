@@ -59,6 +59,14 @@ impl Shared {
             VoiceEvent::TtsFinished { turn_id, index: at } => event(self, "tts_finished")
                 .set("turnId", turn_id)
                 .set("index", index(at)),
+            VoiceEvent::SentenceAudio {
+                turn_id,
+                index: at,
+                starts_in_us,
+            } => event(self, "sentence_audio")
+                .set("turnId", turn_id)
+                .set("index", index(at))
+                .set("startsInMs", starts_in_us as f64 / 1000.0),
             VoiceEvent::TtsFailed {
                 turn_id,
                 index: at,

@@ -179,6 +179,11 @@ impl Shared {
                     });
                 }
             }
+            PlayerEvent::ChunkStarted(seq, lead_ms) => {
+                if let Some(job) = job_of(seq) {
+                    driver::input(self, |core, _| core.on_sentence_audio(job, lead_ms));
+                }
+            }
             PlayerEvent::StreamClosed(seq) => {
                 if let Some(job) = job_of(seq) {
                     self.io.borrow_mut().streams.remove(&job);
