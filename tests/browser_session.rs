@@ -43,6 +43,7 @@ scenarios! {
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
     a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
     the_echo_guard_ignores_speech_starts_and_partials_but_a_final_still_barges_in => "theEchoGuardIgnoresSpeechStartsAndPartialsButAFinalStillBargesIn",
+    the_echo_guard_restarts_when_the_agent_sounds_again_after_silence => "theEchoGuardRestartsWhenTheAgentSoundsAgainAfterSilence",
     barge_ins_in_every_gap_count_only_what_the_audio_clock_played => "bargeInsInEveryGapCountOnlyWhatTheAudioClockPlayed",
     stop_free_or_interrupt_from_any_callback_leaves_no_stale_work => "stopFreeOrInterruptFromAnyCallbackLeavesNoStaleWork",
     start_settles_when_provisioning_keeps_failing => "startSettlesWhenProvisioningKeepsFailing",

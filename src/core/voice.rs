@@ -11,9 +11,11 @@
 //!   one sentence: the next is requested while the current one plays (P2).
 //! - A failed or timed-out synthesis skips its sentence with a non-terminal error; a turn whose
 //!   every sentence failed is spoken as the recovery text, whose audio is synthesized once.
-//! - Barge-in (V2, V4): `speech_start` (outside the echo guard) or a partial of at least
-//!   `min_partial_chars` while thinking or speaking interrupts the turn, aborts its TTS, stops the
-//!   player and sets the turn's history to what was heard (P3).
+//! - Barge-in (V2, V4): `speech_start` or a partial of at least `min_partial_chars`, outside the
+//!   echo guard, while thinking or speaking interrupts the turn, aborts its TTS, stops the player
+//!   and sets the turn's history to what was heard (P3: by the audio clock only).
+//! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
+//!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
 
 use crate::core::heard::{heard_text, SpokenSentence};
 use crate::core::playback::ChunkHeard;
@@ -193,8 +195,8 @@ impl VoiceCore {
         }
     }
 
-    /// V4: the first `echo_guard_ms` of every playback start (the agent starts sounding after
-    /// silence), while the agent speaks, hear only the agent's own echo.
+    /// V4: within `echo_guard_ms` of each playback start (the agent starts sounding after
+    /// silence), what the microphone hears while the agent speaks is taken for its own echo.
     fn in_echo_guard(&self, now: Millis) -> bool {
         self.state == VoiceState::Speaking
             && self

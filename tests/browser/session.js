@@ -736,6 +736,37 @@ const scenarios = {
     });
   },
 
+  // V4: the guard starts again each time the agent sounds after silence (here: a slow synthesis
+  // let the line run dry between two sentences).
+  async theEchoGuardRestartsWhenTheAgentSoundsAgainAfterSilence({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const seen = observer();
+      const synthesize = (text, { signal }) => synthesizeFrom(devstack, text, { signal, delayMs: text.startsWith("Then") ? 2500 : 0 });
+      const session = make({
+        routes: [route(() => "Short one. Then a second sentence that plays for a few seconds.")],
+        recoveryText: RECOVERY,
+        provision: app.provision,
+        synthesize,
+        audioContext: context,
+        bargeIn: { echoGuardMs: 1500, minPartialChars: 40 },
+        ...seen,
+      });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => sources.starts.length === 2, 8000, "the second sentence, after silence");
+      const [first, second] = sources.starts;
+      assert(second.when > first.when + first.duration + 0.5, `a silence between the sentences (${first.when + first.duration} → ${second.when})`);
+      speak(session, 5); // speech_start right after the agent sounds again: inside the restarted guard
+      await sleep(400);
+      assertEq([session.state, sources.stops.length], ["speaking", 0], "the restarted guard ignored the speech start");
+      session.interrupt();
+      assertEq(seen.log.events.filter((e) => e.type === "barge_in").map((e) => e.cause), ["button"], "only the button cut it");
+      await session.stop();
+      session.free();
+    });
+  },
+
   async aSuspendedContextAsksForAGestureAndSpeaksAfterResume({ devstack, make }) {
     return withAudio(async (context, sources) => {
       await context.suspend(); // a page without a user gesture yet
