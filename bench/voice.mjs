@@ -31,6 +31,24 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
     window.__overhead = await voiceOverhead(${JSON.stringify(stackUrl)}, ${tiny ? 5 : 240});
   `, { timeoutMs: 300_000 });
   const samples = await page.evaluate(() => window.__overhead);
+  // Streamed speech (issue 18): a TTS whose first byte comes after F ms, its whole sentence after S.
+  const F = 250;
+  const S = 1200;
+  await runModule(page, stackUrl, `
+    import { firstSound } from "/bench/voice_page.mjs";
+    window.__firstSound = await firstSound(${JSON.stringify(stackUrl)}, ${tiny ? 2 : 20}, ${F}, ${S});
+  `, { timeoutMs: 300_000 });
+  const first = await page.evaluate(() => window.__firstSound);
+  await runModule(page, stackUrl, `
+    import { streamUnderruns } from "/bench/voice_page.mjs";
+    window.__underruns = await streamUnderruns(${JSON.stringify(stackUrl)}, ${tiny ? 4 : 100});
+  `, { timeoutMs: 600_000 });
+  const underruns = await page.evaluate(() => window.__underruns);
+  await runModule(page, stackUrl, `
+    import { cutStreamHeard } from "/bench/voice_page.mjs";
+    window.__cutHeard = await cutStreamHeard(${JSON.stringify(stackUrl)}, ${tiny ? 2 : 20});
+  `, { timeoutMs: 600_000 });
+  const cutHeard = await page.evaluate(() => window.__cutHeard);
   const own = samples.route.map((route, i) => route + samples.synthesize[i] + samples.schedule[i]);
   const summary = (values) => ({ medianMs: median(values), p95Ms: p95(values) });
   return {
@@ -41,6 +59,16 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
       synthesize: summary(samples.synthesize),
       schedule: summary(samples.schedule),
       decode: summary(samples.decode),
+    },
+    streamed: {
+      firstByteMs: F,
+      wholeMs: S,
+      whole: summary(first.whole),
+      streamed: summary(first.streamed),
+      firstByteToSound: summary(first.firstByteToSound),
+      turns: first.streamed.length,
+      underruns,
+      cutHeard: { runs: cutHeard.errors.length, meanWords: cutHeard.errors.reduce((a, b) => a + b, 0) / Math.max(1, cutHeard.errors.length), maxWords: Math.max(...cutHeard.errors), overReports: cutHeard.overReports },
     },
     bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), quantumMs: bargeIn.quantumMs },
     heard: {
@@ -58,7 +86,28 @@ export function voiceRows(voice) {
   const o = voice.overhead;
   const mp = (s) => `${ms(s.medianMs)} / ${ms(s.p95Ms)}`;
   const h = voice.heard;
+  const st = voice.streamed;
+  const streamRows = st
+    ? [
+        [
+          `first sentence's text → its first sound, TTS first byte F = ${st.firstByteMs} ms, whole sentence S = ${st.wholeMs} ms (${st.turns} turns each), median / p95`,
+          `streamed ${mp(st.streamed)}`,
+          `whole-sentence ${mp(st.whole)}; turnguard's own share, first byte at the page → first sound: ${mp(st.firstByteToSound)} (goal < 5 ms)`,
+        ],
+        [
+          `underruns per 100 streamed sentences, page busy 20 ms of every 50 (${st.underruns.sentences} sentences at 2× real time)`,
+          `${((100 * st.underruns.underruns) / st.underruns.sentences).toFixed(1)} inside sentences`,
+          `${((100 * st.underruns.gaps) / st.underruns.sentences).toFixed(1)} gaps between sentences or inside them, from the scheduled starts`,
+        ],
+        [
+          `heard text of streams cut mid-sentence vs what rendered (${st.cutHeard.runs} cuts): words rendered − words heard`,
+          `mean ${st.cutHeard.meanWords.toFixed(2)}, max ${st.cutHeard.maxWords}`,
+          `over-reports (heard more than rendered): ${st.cutHeard.overReports}`,
+        ],
+      ]
+    : [];
   return [
+    ...streamRows,
     [
       `voice-to-voice overhead, turnguard's own (${o.turns} turns): final → route call + first sentence → synthesize + audio → scheduled start, median / p95`,
       mp(o.own),

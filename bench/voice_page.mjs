@@ -251,3 +251,210 @@ export async function voiceOverhead(devstack, turns) {
     await context.close();
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streamed speech (issue 18): the dev stack's /v1/audio/speech paced to a first byte after F ms
+// and the whole sentence after S ms (a tone of 60 ms a character, 24 kHz pcm16).
+
+/** The wall-clock moment each source starts sounding: when its start() ran plus how far ahead. */
+function soundStarts() {
+  const proto = AudioBufferSourceNode.prototype;
+  const { start } = proto;
+  const starts = [];
+  proto.start = function (when = 0, ...rest) {
+    const ahead = Math.max(0, when - this.context.currentTime) * 1000;
+    starts.push({ soundAt: performance.now() + ahead, when, duration: this.buffer?.duration ?? 0 });
+    return start.call(this, when, ...rest);
+  };
+  return { starts, restore: () => (proto.start = start) };
+}
+
+/** A whole-sentence synthesize of the same endpoint: the body read to its end, then one buffer. */
+function wholeSentence(context, url) {
+  return async (text, { signal }) => {
+    const response = await fetch(url, { method: "POST", signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "tts-1", voice: "alloy", input: text, response_format: "pcm" }) });
+    const bytes = new Int16Array(await response.arrayBuffer());
+    const buffer = context.createBuffer(1, bytes.length, 24000);
+    const data = buffer.getChannelData(0);
+    for (let i = 0; i < bytes.length; i += 1) data[i] = bytes[i] / 32768;
+    return buffer;
+  };
+}
+
+/**
+ * First sentence's text → its first sound, whole-sentence vs streamed, `turns` turns each, with a
+ * TTS whose first byte comes after `firstByteMs` and whose whole sentence after `wholeMs`.
+ */
+export async function firstSound(devstack, turns, firstByteMs, wholeMs) {
+  await init();
+  const { openAiCompatibleSpeech } = await import("/pkg/turnguard.js");
+  const context = new AudioContext();
+  await context.resume();
+  const url = new URL(`/v1/audio/speech?firstByteMs=${firstByteMs}&totalMs=${wholeMs}&chunkBytes=4800`, devstack).href;
+  const result = {};
+  for (const mode of ["whole", "streamed"]) {
+    const speech = openAiCompatibleSpeech({ url, model: "tts-1", voice: "alloy" });
+    let firstByteAt = null;
+    // The streamed mode notes when its first bytes reach the page (a pass-through stream).
+    const streamed = async (text, request) => {
+      const audio = await speech(text, request);
+      const stream = audio.stream.pipeThrough(new TransformStream({ transform: (chunk, c) => ((firstByteAt ??= performance.now()), c.enqueue(chunk)) }));
+      return { ...audio, stream };
+    };
+    const synthesize = mode === "whole" ? wholeSentence(context, url) : streamed;
+    const own = [];
+    const sound = soundStarts();
+    let sentenceAt = null;
+    let listening = 0;
+    const session = new VoiceSession({
+      routes: [{ name: "bench", generate: () => (async function* () { sentenceAt = performance.now(); yield "The first sentence of the answer is here. "; yield "And a short second one."; })() }],
+      recoveryText: "Sorry?",
+      synthesize,
+      audioContext: context,
+      onStateChange: (state) => state === "listening" && (listening += 1),
+    });
+    const samples = [];
+    try {
+      await session.start({ microphone: false });
+      for (let n = 0; n < turns; n += 1) {
+        const before = listening;
+        const from = sound.starts.length;
+        firstByteAt = null;
+        session.sendText(`turn ${n}`);
+        await until(() => listening > before, 30_000, "the turn spoken");
+        const first = sound.starts[from];
+        if (first && sentenceAt !== null) samples.push(first.soundAt - sentenceAt);
+        if (first && firstByteAt !== null) own.push(first.soundAt - firstByteAt);
+      }
+    } finally {
+      await session.stop();
+      session.free();
+      sound.restore();
+    }
+    result[mode] = samples;
+    if (mode === "streamed") result.firstByteToSound = own;
+  }
+  await context.close();
+  return result;
+}
+
+/**
+ * Underruns per 100 sentences under a loaded page: answers of four short sentences streamed at
+ * twice real time, while the main thread is blocked 20 ms of every 50. Counts the `underrun`
+ * events (a stream fell behind inside a sentence) and the gaps between sentences of a turn.
+ */
+export async function streamUnderruns(devstack, sentences) {
+  await init();
+  const { openAiCompatibleSpeech } = await import("/pkg/turnguard.js");
+  const context = new AudioContext();
+  await context.resume();
+  // "One two three four." is 19 characters: 1140 ms of tone, sent in 570 ms.
+  const synthesize = openAiCompatibleSpeech({ url: new URL("/v1/audio/speech?firstByteMs=50&totalMs=570&chunkBytes=4800", devstack).href, model: "tts-1", voice: "alloy" });
+  const busy = setInterval(() => {
+    const until = performance.now() + 20;
+    while (performance.now() < until) {
+      // the page is busy
+    }
+  }, 50);
+  const sound = soundStarts();
+  let underruns = 0;
+  let listening = 0;
+  const session = new VoiceSession({
+    routes: [{ name: "bench", generate: () => "One two three four. One two three four. One two three four. One two three four." }],
+    recoveryText: "Sorry?",
+    synthesize,
+    audioContext: context,
+    onEvent: (event) => event.type === "underrun" && (underruns += 1),
+    onStateChange: (state) => state === "listening" && (listening += 1),
+  });
+  let betweenSentences = 0;
+  let played = 0;
+  try {
+    await session.start({ microphone: false });
+    for (let n = 0; played < sentences; n += 1) {
+      const before = listening;
+      const from = sound.starts.length;
+      session.sendText(`turn ${n}`);
+      await until(() => listening > before, 60_000, "the turn spoken");
+      const starts = sound.starts.slice(from);
+      // A sentence's first part starts after a gap (more than a microsecond): between sentences.
+      let sentenceStarts = 0;
+      for (let i = 1; i < starts.length; i += 1) {
+        const gap = starts[i].when - (starts[i - 1].when + starts[i - 1].duration);
+        if (gap > 1e-6) sentenceStarts += 1;
+      }
+      betweenSentences += Math.max(0, sentenceStarts);
+      played += 4;
+    }
+  } finally {
+    clearInterval(busy);
+    await session.stop();
+    session.free();
+    sound.restore();
+    await context.close();
+  }
+  return { sentences: played, underruns, gaps: betweenSentences };
+}
+
+/**
+ * Heard text of streams cut mid-sentence against what rendered: each run speaks one full turn
+ * (so the session has measured its speech rate), then a sentence whose stream arrives at about
+ * real time, cut at a seeded random moment. The rendered words are the sentence's words in
+ * proportion to the audio that played (from the recorded sources against the cut time) over its
+ * true length (60 ms a character); the error is rendered minus heard, in words (negative would
+ * be an over-report).
+ */
+export async function cutStreamHeard(devstack, runs) {
+  await init();
+  const { openAiCompatibleSpeech } = await import("/pkg/turnguard.js");
+  const context = new AudioContext();
+  await context.resume();
+  const sentence = "Twelve words spoken here while the stream is still coming in slowly.";
+  const trueMs = [...sentence].length * 60;
+  const paced = openAiCompatibleSpeech({ url: new URL(`/v1/audio/speech?chunkBytes=4800&totalMs=${Math.round(trueMs * 1.05)}`, devstack).href, model: "tts-1", voice: "alloy" });
+  const quick = openAiCompatibleSpeech({ url: new URL("/v1/audio/speech", devstack).href, model: "tts-1", voice: "alloy" });
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const errors = [];
+  let overReports = 0;
+  for (let run = 0; run < runs; run += 1) {
+    const sound = soundStarts();
+    const heard = [];
+    let listening = 0;
+    const session = new VoiceSession({
+      routes: [{ name: "bench", generate: ({ input }) => (input === "warm" ? "One two three four five." : sentence) }],
+      recoveryText: "Sorry?",
+      synthesize: (text, request) => (text === sentence ? paced : quick)(text, request),
+      audioContext: context,
+      onHeard: (turnId, text) => heard.push(text),
+      onStateChange: (state) => state === "listening" && (listening += 1),
+    });
+    try {
+      await session.start({ microphone: false });
+      let before = listening;
+      session.sendText("warm");
+      await until(() => listening > before, 20_000, "the warm-up turn");
+      const from = sound.starts.length;
+      session.sendText("cut");
+      await until(() => sound.starts.length > from, 20_000, "the cut sentence's first audio");
+      const first = sound.starts[from];
+      const cutAfter = (0.1 + 0.8 * random()) * trueMs;
+      await until(() => context.currentTime >= first.when + cutAfter / 1000, 20_000, "the cut moment");
+      const cutAt = context.currentTime;
+      session.interrupt();
+      await until(() => heard.length === 1, 5000, "the heard text");
+      const renderedMs = sound.starts.slice(from).reduce((sum, s) => sum + Math.max(0, Math.min(s.duration, cutAt - s.when)), 0) * 1000;
+      const words = sentence.split(" ");
+      const rendered = Math.floor((words.length * renderedMs) / trueMs);
+      const said = heard[0] === "" ? 0 : heard[0].split(" ").length;
+      errors.push(rendered - said);
+      if (said > rendered) overReports += 1;
+    } finally {
+      await session.stop();
+      session.free();
+      sound.restore();
+    }
+  }
+  await context.close();
+  return { errors, overReports };
+}

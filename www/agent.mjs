@@ -78,7 +78,7 @@ export function provisionUrl(f) {
  * (the n-th) replaces the last.
  */
 export function createAgent(library, { failures, protocol = () => "gladia", upstream = null, hooks }) {
-  const { VoiceSession, openAiCompatibleRoute } = library;
+  const { VoiceSession, openAiCompatibleRoute, openAiCompatibleSpeech } = library;
   // One audio graph for every session: the sessions play into an analyser, so the page (and its
   // test) can see that sound came out.
   const context = new AudioContext();
@@ -109,12 +109,35 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
   });
   const routes = [route("primary", "ava", false), route("fallback", "max", true)];
 
-  /** The app's synthesize(): the dev stack's espeak-ng TTS; the TTS switches break the first sentence of each turn. */
+  /**
+   * The app's synthesize(): the dev stack's espeak-ng, streamed through openAiCompatibleSpeech
+   * (played from its first bytes), or whole sentences from /tts with the "whole-sentence" switch.
+   * The TTS switches break the first sentence of each turn. Each stream's first bytes are marked
+   * on the timeline (`tts_first_byte`), beside the session's `sentence_audio` (first sound).
+   */
   const asked = new Map(); // turnId → sentences asked for
   async function synthesize(text, { turnId, signal }) {
     const index = asked.get(turnId) ?? 0;
     asked.set(turnId, index + 1);
     const f = failures();
+    if (!f.wholeSentenceTts && openAiCompatibleSpeech) {
+      const fault = index === 0 && f.tts500 ? "/http500" : index === 0 && f.ttsHang ? "/hang" : index === 0 && f.ttsStall ? "/stall" : "";
+      const speech = openAiCompatibleSpeech({ url: `/v1/audio/speech${fault}`, model: "espeak-ng", voice: "en-us" });
+      const audio = await speech(text, { turnId, signal });
+      let first = true;
+      const marked = audio.stream.pipeThrough(
+        new TransformStream({
+          transform(chunk, controller) {
+            if (first) {
+              first = false;
+              hooks.onEvent({ type: "tts_first_byte", at: Date.now(), turnId, index });
+            }
+            controller.enqueue(chunk);
+          },
+        }),
+      );
+      return { ...audio, stream: marked };
+    }
     const fault = index === 0 && f.tts500 ? "/http500" : index === 0 && f.ttsHang ? "/hang" : "";
     const response = await fetch(`/tts${fault}?voice=en-us`, {
       method: "POST",

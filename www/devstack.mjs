@@ -22,6 +22,7 @@ import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from 
 import { DevStats } from "./devstack/stats.mjs";
 import { createSttMock, matchSttProvisionPath, matchSttSocketPath, STT_MODES } from "./devstack/stt.mjs";
 import { espeakAvailable, handleTts, matchTtsPath, TTS_FAULTS } from "./devstack/tts.mjs";
+import { handleSpeechOut, matchSpeechOutPath, SPEECH_OUT_FAULTS } from "./devstack/speech_out.mjs";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 // The mocks stand in for paid services and accept anything: loopback only.
@@ -31,6 +32,7 @@ const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1"]);
 export const SERVICES = Object.freeze({
   llm: { path: "/v1/chat/completions", prefixed: "/llm/<scenario>/v1/chat/completions", scenarios: LLM_SCENARIOS },
   tts: { path: "/tts", prefixed: "/tts/<fault>", faults: TTS_FAULTS },
+  speechOut: { path: "/v1/audio/speech", prefixed: "/v1/audio/speech/<fault>", faults: SPEECH_OUT_FAULTS },
   stt: { path: "/v2/live", prefixed: "/stt/<mode>/v2/live", socket: "/v2/live/ws?token=<id>", modes: STT_MODES },
   speech: { path: "/speech/v2/live", socket: "/speech/v2/live/ws?token=<id>", modes: SPEECH_MODES },
   deepgram: { path: "/v1/auth/grant", socket: "/v1/listen (subprotocols bearer, <token>)", switches: DEEPGRAM_SWITCHES },
@@ -151,6 +153,8 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   if (llm) return handleLlm(ctx, req, res, url, llm.scenario);
   const tts = matchTtsPath(pathname);
   if (tts) return handleTts(ctx, req, res, url, tts.fault);
+  const speechOut = matchSpeechOutPath(pathname);
+  if (speechOut) return handleSpeechOut(ctx, req, res, url, speechOut.fault);
   if (matchSpeechProvisionPath(pathname)) return ctx.speech.handleProvision(req, res, url);
   if (matchDeepgramGrantPath(pathname)) return ctx.deepgram.handleGrant(req, res, url);
   if (matchAssemblyAiTokenPath(pathname)) return ctx.assemblyai.handleToken(req, res, url);

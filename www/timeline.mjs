@@ -40,6 +40,11 @@ export function timelineEntry(event) {
       return { kind: "provision", ok: event.ok, status: event.status, event };
     case "transcriber_close":
       return { kind: "stt_close", code: event.code, class: event.class, next: event.next, delayMs: event.delayMs, event };
+    case "tts_first_byte":
+      return { kind: "audio_mark", turnId, mark: "byte", index: event.index, event };
+    case "sentence_audio":
+      // Its first sound: when it was scheduled plus how far ahead on the audio clock.
+      return { kind: "audio_mark", turnId, mark: "sound", index: event.index, aheadMs: event.startsInMs, event };
     case "tts_started":
     case "tts_finished":
     case "tts_failed":
@@ -94,7 +99,7 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
       // after the first session.
       const name = id.slice(id.lastIndexOf(":") + 1);
       const turnId = session > 1 ? `${name} (session ${session})` : name;
-      turns.set(key, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], speech: null, bargeIn: null, events: [] });
+      turns.set(key, { turnId, start: t, end: null, status: "running", reason: null, deadlineAt: null, attempts: [], sentences: [], marks: [], speech: null, bargeIn: null, events: [] });
     }
     return turns.get(key);
   };
@@ -111,6 +116,8 @@ export function timelineModel(entries, { now, turnDeadlineMs, windowMs } = {}) {
       applyTurnEvent(turn, event, t, counters, turnDeadlineMs);
     } else if (entry.kind === "sentence") {
       turnOf(entry.turnId, t).sentences.push(t);
+    } else if (entry.kind === "audio_mark") {
+      turnOf(entry.turnId, t).marks.push({ t: t + (entry.aheadMs ?? 0), mark: entry.mark, index: entry.index });
     } else if (entry.kind === "speech") {
       const turn = turnOf(entry.turnId, t);
       if (entry.phase === "start") turn.speech = { start: t, end: null, heardEnd: null, cut: false, unheardMs: 0 };
@@ -283,6 +290,11 @@ export function renderTimeline(model, { width = 900 } = {}) {
     }
     for (const t of turn.sentences) {
       parts.push(`<line class="sentence" x1="${x(t)}" x2="${x(t)}" y1="${speechTop}" y2="${speechTop + ROW}" stroke="#222">${title(`sentence queued for speech at ${rel(t)}`)}</line>`);
+    }
+    for (const { t, mark, index } of turn.marks ?? []) {
+      const what = mark === "byte" ? "first audio byte" : "first sound";
+      const colour = mark === "byte" ? "#8a3ffc" : "#2e9d4f";
+      parts.push(`<circle class="audio-${mark}" cx="${x(t)}" cy="${speechTop + (mark === "byte" ? 3 : ROW - 3)}" r="3" fill="${colour}">${title(`sentence ${(index ?? 0) + 1}: ${what} at ${rel(t)}`)}</circle>`);
     }
     if (turn.bargeIn !== null) {
       parts.push(`<g class="barge-in"><path d="M${x(turn.bargeIn)},${y - 3} l5,${height / 2} l-4,0 l4,${height / 2 + 3} l-10,-${height / 2 + 1} l4,0 z" fill="#f0b400" stroke="#7a5b00">${title(`barge-in at ${rel(turn.bargeIn)}${turn.bargeInCause ? ` (${turn.bargeInCause})` : ""}`)}</path></g>`);

@@ -6,6 +6,7 @@ pub mod budget;
 pub mod heard;
 pub mod history;
 pub(crate) mod json;
+pub mod pcm;
 pub mod playback;
 pub mod reconnect;
 pub mod record;

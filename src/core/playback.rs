@@ -17,18 +17,36 @@ use std::collections::VecDeque;
 /// session; a turn stopped this many stops ago is long over.
 const STOPPED_TURNS_KEPT: usize = 64;
 
-/// One enqueued chunk, from its place in line to the end of its playback.
+/// One enqueued chunk, from its place in line to the end of its playback. A chunk is one
+/// sentence's audio: one part when it came whole, many when it streams in.
 #[derive(Clone, Debug, PartialEq)]
 struct Chunk {
     seq: u64,
     turn_id: String,
-    /// Seconds of audio, once decoded.
-    duration: Option<f64>,
-    /// Audio-clock second it was scheduled to start at, once scheduled.
-    start: Option<f64>,
+    /// Parts that arrived and wait to be scheduled: their seconds, in order.
+    pending: VecDeque<f64>,
+    /// More parts may come (not yet decoded, or a stream still arriving).
+    open: bool,
+    /// Scheduled parts whose source has not ended yet.
+    playing: u32,
+    /// Where its scheduled parts sit on the audio clock: (start, seconds), contiguous parts merged,
+    /// so only a gap (the stream fell behind) adds an entry.
+    spans: Vec<(f64, f64)>,
 }
 
-/// A buffer the shell must start now, at `start` on the audio clock.
+impl Chunk {
+    fn arrived_seconds(&self) -> f64 {
+        self.spans.iter().map(|(_, seconds)| seconds).sum::<f64>()
+            + self.pending.iter().sum::<f64>()
+    }
+
+    fn done(&self) -> bool {
+        !self.open && self.pending.is_empty() && self.playing == 0
+    }
+}
+
+/// A buffer the shell must start now, at `start` on the audio clock: the oldest part of its
+/// chunk that waits (the shell keeps a chunk's parts in arrival order).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scheduled {
     pub seq: u64,
@@ -39,12 +57,18 @@ pub struct Scheduled {
     /// True for a later buffer of the turn that starts after silence (the line had run dry):
     /// the agent starts sounding again, which restarts the session's echo guard (V4).
     pub after_silence: bool,
+    /// The chunk's first part: its sentence starts sounding here.
+    pub first_of_chunk: bool,
+    /// Milliseconds of silence before this part of a streamed chunk: the stream fell behind
+    /// playback and the part starts at once, late (an underrun). 0 when gapless.
+    pub gap_ms: f64,
 }
 
 /// How much of one chunk played, for heard text (P3).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChunkHeard {
     pub seq: u64,
+    /// Seconds of audio that arrived (the whole chunk once it is complete), in milliseconds.
     pub duration_ms: f64,
     pub played_ms: f64,
 }
@@ -58,7 +82,8 @@ pub struct Stopped {
     pub heard_ms: f64,
     /// Every chunk of that turn that was scheduled, in play order.
     pub chunks: Vec<ChunkHeard>,
-    /// Sources the shell must stop (scheduled, not yet ended).
+    /// Chunks whose sources the shell must stop (scheduled, not yet ended), and every chunk
+    /// dropped from the line (its stream is cancelled).
     pub sources: Vec<u64>,
 }
 
@@ -67,6 +92,17 @@ pub struct Stopped {
 pub struct Ended {
     pub turn_id: String,
     pub heard_ms: f64,
+}
+
+/// What the end of one part (or the close of a stream) finished.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PartEnded {
+    /// The whole chunk played: every part of it ended and no more come.
+    pub chunk_done: bool,
+    /// Seconds of the whole chunk, when it is done.
+    pub chunk_seconds: f64,
+    /// Its turn's audio ran out with it.
+    pub turn: Option<Ended>,
 }
 
 /// The line of chunks and where the next one starts on the audio clock.
@@ -98,8 +134,10 @@ impl PlaybackSchedule {
         self.line.push_back(Chunk {
             seq,
             turn_id: turn_id.to_owned(),
-            duration: None,
-            start: None,
+            pending: VecDeque::new(),
+            open: true,
+            playing: 0,
+            spans: Vec::new(),
         });
         Some(seq)
     }
@@ -110,28 +148,67 @@ impl PlaybackSchedule {
         self.stopped_turns.iter().any(|stopped| stopped == turn_id)
     }
 
-    /// The chunk's audio is decoded and lasts `seconds`. False when the chunk is no longer in
-    /// line (stopped meanwhile): the shell discards the buffer.
+    /// The chunk's audio is decoded, whole, and lasts `seconds`. False when the chunk is no
+    /// longer in line (stopped meanwhile): the shell discards the buffer.
     pub fn decoded(&mut self, seq: u64, seconds: f64) -> bool {
-        match self.line.iter_mut().find(|chunk| chunk.seq == seq) {
-            Some(chunk) => {
-                chunk.duration = Some(if seconds.is_finite() {
+        let kept = self.append(seq, seconds);
+        if kept {
+            self.close(seq, 0.0);
+        }
+        kept
+    }
+
+    /// One more part of the chunk's audio arrived (a stream), lasting `seconds`. False when the
+    /// chunk is no longer in line (stopped meanwhile): the shell drops the part and cancels the
+    /// stream.
+    pub fn append(&mut self, seq: u64, seconds: f64) -> bool {
+        match self.chunk_mut(seq) {
+            Some(chunk) if chunk.open => {
+                chunk.pending.push_back(if seconds.is_finite() {
                     seconds.max(0.0)
                 } else {
                     0.0
                 });
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
-    /// The chunk could not be decoded: it leaves the line so the ones behind it are not held up.
-    pub fn failed(&mut self, seq: u64) {
-        self.line.retain(|chunk| chunk.seq != seq);
+    /// No more parts come for the chunk: the ones behind it may play once its parts have. When
+    /// every part already played, the chunk is done (and perhaps its turn).
+    pub fn close(&mut self, seq: u64, now: f64) -> PartEnded {
+        match self.chunk_mut(seq) {
+            Some(chunk) => chunk.open = false,
+            None => return PartEnded::default(),
+        }
+        self.finish_if_done(seq, now)
     }
 
-    /// Schedules every decoded chunk at the head of the line, in order, at `now` (the audio
+    /// The chunk could not be decoded: it leaves the line so the ones behind it are not held up.
+    /// A stream that fails after some of it was scheduled is closed instead: what was scheduled
+    /// plays out (stopping it mid-word would click), nothing more is added.
+    pub fn failed(&mut self, seq: u64, now: f64) -> PartEnded {
+        let scheduled = self
+            .line
+            .iter()
+            .find(|chunk| chunk.seq == seq)
+            .is_some_and(|chunk| !chunk.spans.is_empty());
+        if scheduled {
+            if let Some(chunk) = self.chunk_mut(seq) {
+                chunk.pending.clear();
+            }
+            return self.close(seq, now);
+        }
+        self.line.retain(|chunk| chunk.seq != seq);
+        PartEnded::default()
+    }
+
+    fn chunk_mut(&mut self, seq: u64) -> Option<&mut Chunk> {
+        self.line.iter_mut().find(|chunk| chunk.seq == seq)
+    }
+
+    /// Schedules every part that waits at the head of the line, in order, at `now` (the audio
     /// clock, seconds). Nothing while the context is not running (P4: audio waits in order).
     pub fn schedule(&mut self, now: f64, running: bool) -> Vec<Scheduled> {
         let mut out = Vec::new();
@@ -140,25 +217,39 @@ impl PlaybackSchedule {
         }
         let playing_turn = self.playing_turn().map(str::to_owned);
         for chunk in &mut self.line {
-            if chunk.start.is_some() {
-                continue;
+            while let Some(seconds) = chunk.pending.pop_front() {
+                let silent_before = self.cursor < now;
+                let start = if self.cursor > now { self.cursor } else { now };
+                let continues_stream = !chunk.spans.is_empty();
+                let gap_ms = if continues_stream && silent_before {
+                    (now - self.cursor) * 1000.0
+                } else {
+                    0.0
+                };
+                match chunk.spans.last_mut() {
+                    // Float sums drift: a part within a microsecond of the span's end continues it.
+                    Some((span_start, span)) if (start - (*span_start + *span)).abs() < 1e-6 => {
+                        *span += seconds;
+                    }
+                    _ => chunk.spans.push((start, seconds)),
+                }
+                chunk.playing = chunk.playing.saturating_add(1);
+                self.cursor = start + seconds;
+                let first_of_turn = playing_turn.as_deref() != Some(chunk.turn_id.as_str())
+                    && !out.iter().any(|s: &Scheduled| s.turn_id == chunk.turn_id);
+                out.push(Scheduled {
+                    seq: chunk.seq,
+                    turn_id: chunk.turn_id.clone(),
+                    start,
+                    first_of_chunk: !continues_stream,
+                    first_of_turn,
+                    after_silence: silent_before && !first_of_turn,
+                    gap_ms,
+                });
             }
-            let Some(duration) = chunk.duration else {
-                break; // keep enqueue order: wait for this decode
-            };
-            let silent_before = self.cursor < now;
-            let start = if self.cursor > now { self.cursor } else { now };
-            chunk.start = Some(start);
-            self.cursor = start + duration;
-            let first_of_turn = playing_turn.as_deref() != Some(chunk.turn_id.as_str())
-                && !out.iter().any(|s: &Scheduled| s.turn_id == chunk.turn_id);
-            out.push(Scheduled {
-                seq: chunk.seq,
-                turn_id: chunk.turn_id.clone(),
-                start,
-                first_of_turn,
-                after_silence: silent_before && !first_of_turn,
-            });
+            if chunk.open {
+                break; // keep enqueue order: wait for this decode or the rest of this stream
+            }
         }
         if let Some(first) = out.first() {
             if first.first_of_turn {
@@ -174,25 +265,52 @@ impl PlaybackSchedule {
     fn playing_turn(&self) -> Option<&str> {
         self.line
             .iter()
-            .find(|chunk| chunk.start.is_some())
+            .find(|chunk| !chunk.spans.is_empty())
             .or(self.played.last())
             .map(|chunk| chunk.turn_id.as_str())
     }
 
-    /// A scheduled chunk's source ended. When that was the last chunk in line of its turn, the
-    /// turn's audio ran out.
+    /// A scheduled chunk's (only) source ended. When that was the last chunk in line of its
+    /// turn, the turn's audio ran out.
     pub fn ended(&mut self, seq: u64, now: f64) -> Option<Ended> {
-        let index = self.line.iter().position(|chunk| chunk.seq == seq)?;
-        let chunk = self.line.remove(index)?;
-        let turn_id = chunk.turn_id.clone();
-        self.played.push(chunk);
-        if self.line.iter().any(|chunk| chunk.turn_id == turn_id) {
-            return None;
+        self.part_ended(seq, now).turn
+    }
+
+    /// One scheduled part of a chunk ended on the audio clock.
+    pub fn part_ended(&mut self, seq: u64, now: f64) -> PartEnded {
+        match self.chunk_mut(seq) {
+            Some(chunk) => chunk.playing = chunk.playing.saturating_sub(1),
+            None => return PartEnded::default(),
         }
-        Some(Ended {
-            heard_ms: self.heard_ms(&turn_id, now),
-            turn_id,
-        })
+        self.finish_if_done(seq, now)
+    }
+
+    fn finish_if_done(&mut self, seq: u64, now: f64) -> PartEnded {
+        let Some(index) = self.line.iter().position(|chunk| chunk.seq == seq) else {
+            return PartEnded::default();
+        };
+        if !self.line.get(index).is_some_and(Chunk::done) {
+            return PartEnded::default();
+        }
+        let Some(chunk) = self.line.remove(index) else {
+            return PartEnded::default();
+        };
+        let turn_id = chunk.turn_id.clone();
+        let chunk_seconds = chunk.arrived_seconds();
+        self.played.push(chunk);
+        let turn = if self.line.iter().any(|chunk| chunk.turn_id == turn_id) {
+            None
+        } else {
+            Some(Ended {
+                heard_ms: self.heard_ms(&turn_id, now),
+                turn_id,
+            })
+        };
+        PartEnded {
+            chunk_done: true,
+            chunk_seconds,
+            turn,
+        }
     }
 
     /// Milliseconds of `turn_id` played by audio time `now`.
@@ -211,14 +329,16 @@ impl PlaybackSchedule {
             .played
             .iter()
             .chain(self.line.iter())
-            .filter(|chunk| chunk.turn_id == turn_id)
-            .filter_map(|chunk| {
-                let (start, duration) = (chunk.start?, chunk.duration?);
-                Some(ChunkHeard {
-                    seq: chunk.seq,
-                    duration_ms: duration * 1000.0,
-                    played_ms: (now - start).max(0.0).min(duration) * 1000.0,
-                })
+            .filter(|chunk| chunk.turn_id == turn_id && !chunk.spans.is_empty())
+            .map(|chunk| ChunkHeard {
+                seq: chunk.seq,
+                duration_ms: chunk.arrived_seconds() * 1000.0,
+                played_ms: chunk
+                    .spans
+                    .iter()
+                    .map(|(start, seconds)| (now - start).max(0.0).min(*seconds))
+                    .sum::<f64>()
+                    * 1000.0,
             })
             .collect();
         chunks.sort_by_key(|chunk| chunk.seq);
@@ -237,12 +357,7 @@ impl PlaybackSchedule {
             stopped.chunks = self.chunks_of(turn, now);
             stopped.heard_ms = stopped.chunks.iter().map(|chunk| chunk.played_ms).sum();
         }
-        stopped.sources = self
-            .line
-            .iter()
-            .filter(|chunk| chunk.start.is_some())
-            .map(|chunk| chunk.seq)
-            .collect();
+        stopped.sources = self.line.iter().map(|chunk| chunk.seq).collect();
         let mut turns: Vec<String> = self.line.drain(..).map(|chunk| chunk.turn_id).collect();
         turns.extend(turn_id.clone());
         for turn in turns {
@@ -269,6 +384,24 @@ impl PlaybackSchedule {
     #[must_use]
     pub fn is_busy(&self) -> bool {
         !self.line.is_empty()
+    }
+
+    /// Whether `seq` still has its place in line (not played out, failed or stopped).
+    #[must_use]
+    pub fn is_queued(&self, seq: u64) -> bool {
+        self.line.iter().any(|chunk| chunk.seq == seq)
+    }
+
+    /// Seconds of audio ahead of `now`: scheduled beyond it, plus every part still waiting in
+    /// line. A stream reader pauses while this is over its bound (look-ahead stays bounded).
+    #[must_use]
+    pub fn buffered_seconds(&self, now: f64) -> f64 {
+        let pending: f64 = self
+            .line
+            .iter()
+            .map(|chunk| chunk.pending.iter().sum::<f64>())
+            .sum();
+        (self.cursor - now).max(0.0) + pending
     }
 
     /// Audio-clock second where the last scheduled buffer ends.
@@ -369,7 +502,7 @@ mod tests {
         let a = schedule.enqueue("t1").unwrap();
         let b = schedule.enqueue("t1").unwrap();
         schedule.decoded(b, 0.2);
-        schedule.failed(a);
+        schedule.failed(a, 0.0);
         assert_eq!(schedule.schedule(0.0, true)[0].seq, b);
     }
 
@@ -381,5 +514,103 @@ mod tests {
         }
         assert!(schedule.stopped_turns.len() <= STOPPED_TURNS_KEPT);
         assert!(schedule.is_stopped("t199"));
+    }
+
+    #[test]
+    fn a_stream_plays_part_by_part_gapless_and_holds_the_next_sentence_until_it_closes() {
+        let mut schedule = PlaybackSchedule::new();
+        let a = schedule.enqueue("t1").unwrap();
+        let b = schedule.enqueue("t1").unwrap();
+        assert!(
+            schedule.decoded(b, 1.0),
+            "the next sentence came whole, early"
+        );
+        assert!(schedule.append(a, 0.1));
+        let first = schedule.schedule(1.0, true);
+        assert_eq!(first.len(), 1, "b waits behind the open stream");
+        assert!(first[0].first_of_turn);
+        assert!(schedule.append(a, 0.2));
+        let second = schedule.schedule(1.05, true);
+        assert_eq!((second[0].seq, second[0].start), (a, 1.1));
+        assert_eq!(second[0].gap_ms, 0.0);
+        assert!(!second[0].first_of_turn);
+        assert!(!schedule.part_ended(a, 1.1).chunk_done, "more parts play");
+        assert!(!schedule.close(a, 1.2).chunk_done);
+        let third = schedule.schedule(1.2, true);
+        assert_eq!(third[0].seq, b);
+        assert!((third[0].start - 1.3).abs() < 1e-9);
+        let done = schedule.part_ended(a, 1.3);
+        assert!(done.chunk_done && done.turn.is_none());
+        assert!((done.chunk_seconds - 0.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_part_that_comes_late_starts_at_once_and_reports_its_gap() {
+        let mut schedule = PlaybackSchedule::new();
+        let a = schedule.enqueue("t1").unwrap();
+        schedule.append(a, 0.1);
+        schedule.schedule(0.0, true);
+        schedule.append(a, 0.1);
+        let late = schedule.schedule(0.25, true);
+        assert_eq!(late[0].start, 0.25);
+        assert!((late[0].gap_ms - 150.0).abs() < 1e-6);
+        assert!(late[0].after_silence);
+        // Heard counts the two spans, not the gap between them.
+        assert!((schedule.heard_ms("t1", 0.3) - 150.0).abs() < 1e-6);
+        let stopped = schedule.stop(0.3);
+        assert!((stopped.chunks[0].duration_ms - 200.0).abs() < 1e-6);
+        assert!((stopped.chunks[0].played_ms - 150.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_stopped_stream_drops_its_later_parts_and_is_named_for_cancelling() {
+        let mut schedule = PlaybackSchedule::new();
+        let a = schedule.enqueue("t1").unwrap();
+        let b = schedule.enqueue("t1").unwrap();
+        schedule.append(a, 0.5);
+        schedule.schedule(0.0, true);
+        let stopped = schedule.stop(0.2);
+        assert_eq!(
+            stopped.sources,
+            [a, b],
+            "the playing stream and the look-ahead one"
+        );
+        assert!(!schedule.append(a, 0.5), "a part after the stop is dropped");
+        assert!(!schedule.is_queued(a));
+        assert!(schedule.schedule(0.3, true).is_empty());
+    }
+
+    #[test]
+    fn a_stream_failing_after_it_played_is_closed_not_dropped() {
+        let mut schedule = PlaybackSchedule::new();
+        let a = schedule.enqueue("t1").unwrap();
+        let b = schedule.enqueue("t1").unwrap();
+        schedule.append(a, 0.5);
+        schedule.schedule(0.0, true);
+        schedule.append(a, 0.5);
+        assert!(
+            !schedule.failed(a, 0.1).chunk_done,
+            "its scheduled part still plays"
+        );
+        schedule.decoded(b, 0.2);
+        assert_eq!(schedule.schedule(0.1, true)[0].start, 0.5, "b right after");
+        assert!(schedule.part_ended(a, 0.5).chunk_done);
+        let c = schedule.enqueue("t1").unwrap();
+        schedule.failed(c, 0.5);
+        assert!(
+            !schedule.is_queued(c),
+            "nothing scheduled: it leaves the line"
+        );
+    }
+
+    #[test]
+    fn buffered_audio_counts_what_is_scheduled_ahead_and_what_waits() {
+        let mut schedule = PlaybackSchedule::new();
+        let a = schedule.enqueue("t1").unwrap();
+        let b = schedule.enqueue("t1").unwrap();
+        schedule.append(a, 1.0);
+        schedule.append(b, 2.0);
+        schedule.schedule(0.0, true);
+        assert!((schedule.buffered_seconds(0.25) - 2.75).abs() < 1e-9);
     }
 }

@@ -47,6 +47,9 @@ enum Fate {
     Skipped,
     /// Its audio went to the player: the audio clock says how much played.
     Cut(u64),
+    /// Its audio was still streaming in: how much played is measured, its total length is
+    /// estimated (see [`VoiceCore::estimated_ms`]).
+    CutStream(u64),
     /// Not yet synthesized: nothing of it played.
     Unplayed,
 }
@@ -55,6 +58,7 @@ impl Fate {
     fn of(sentence: &Sentence) -> Self {
         match (sentence.job, sentence.enqueued, sentence.finished) {
             (Some(_), true, true) => Fate::Played,
+            (Some(job), true, false) if sentence.streaming => Fate::CutStream(job),
             (Some(job), true, false) => Fate::Cut(job),
             (_, false, true) => Fate::Skipped,
             _ => Fate::Unplayed,
@@ -75,8 +79,17 @@ pub struct VoiceCore {
     playback_started_at: Option<Millis>,
     /// Sentences of turns cut by a barge-in, until the player says what played of them.
     cut_turns: Vec<(String, Vec<(Fate, String)>)>,
+    /// Audio of sentences played in full and their characters: the session's measured speech
+    /// rate, for the length of a stream cut before it all arrived (P3).
+    measured_ms: f64,
+    measured_chars: f64,
     actions: VecDeque<VoiceAction>,
 }
+
+/// Milliseconds of speech per character assumed before the session measured any: slower than
+/// the TTS voices measured (espeak-ng 175 wpm ≈ 65 ms, OpenAI's voices ≈ 60–70 ms), so an
+/// unmeasured estimate errs long and counts fewer words heard, never more (P3).
+pub const DEFAULT_MS_PER_CHAR: f64 = 90.0;
 
 impl VoiceCore {
     #[must_use]
@@ -90,6 +103,8 @@ impl VoiceCore {
             recovery_audio: RecoveryAudio::Missing,
             playback_started_at: None,
             cut_turns: Vec::new(),
+            measured_ms: 0.0,
+            measured_chars: 0.0,
             actions: VecDeque::new(),
         }
     }
@@ -97,6 +112,12 @@ impl VoiceCore {
     #[must_use]
     pub fn state(&self) -> VoiceState {
         self.state
+    }
+
+    /// How long a `synthesize` (or a stream between two of its reads) may bring nothing.
+    #[must_use]
+    pub fn tts_timeout_ms(&self) -> u64 {
+        self.config.tts_timeout_ms
     }
 
     /// The id of the turn being thought about or spoken, if any.
@@ -286,24 +307,127 @@ impl VoiceCore {
 
     /// What played of a stopped turn, per job, from the audio clock: the heard text goes to the
     /// history before anything queued after the stop (the next turn must see it).
+    /// The sentence's audio is a stream (its `synthesize` resolved with one): its total length
+    /// is known only once the stream closes.
+    pub fn on_stream_opened(&mut self, job: u64) {
+        if let Some(sentence) = self.sentence_mut(job) {
+            sentence.streaming = true;
+        }
+    }
+
+    /// The sentence's stream closed: every byte of its audio arrived.
+    pub fn on_stream_closed(&mut self, job: u64) {
+        if let Some(sentence) = self.sentence_mut(job) {
+            sentence.streaming = false;
+        }
+    }
+
+    /// The sentence's stream failed or stalled for `tts_timeout_ms` (`stalled`): it is skipped
+    /// (whatever of it was already scheduled plays out), and the turn goes on.
+    pub fn on_stream_failed(&mut self, job: u64, stalled: bool, now: Millis) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        let Some(index) = turn
+            .sentences
+            .iter()
+            .position(|s| s.job == Some(job) && !s.finished)
+        else {
+            return;
+        };
+        if let Some(sentence) = turn.sentences.get_mut(index) {
+            sentence.enqueued = false;
+            sentence.streaming = false;
+            if !sentence.recovery {
+                turn.succeeded = turn.succeeded.saturating_sub(1);
+            }
+        }
+        self.skip(index, stalled, now);
+    }
+
+    /// The first audio of the sentence of `job` was scheduled to start `lead_ms` from now on the
+    /// audio clock (an event for timelines: first sound per sentence).
+    pub fn on_sentence_audio(&mut self, job: u64, lead_ms: f64) {
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        let Some(index) = turn.sentences.iter().position(|s| s.job == Some(job)) else {
+            return;
+        };
+        let event = VoiceEvent::SentenceAudio {
+            turn_id: turn.turn_id.clone(),
+            index,
+            // `as` saturates: a negative or NaN lead is 0.
+            starts_in_us: (lead_ms * 1000.0) as u64,
+        };
+        self.push(VoiceAction::Event(event));
+    }
+
+    /// A sentence's audio played in full and lasted `duration_ms`: one more measurement of the
+    /// session's speech rate.
+    pub fn on_audio_measured(&mut self, job: u64, duration_ms: f64) {
+        let chars = self
+            .turn
+            .as_ref()
+            .and_then(|turn| turn.sentences.iter().find(|s| s.job == Some(job)))
+            .map(|s| s.text.trim().chars().count());
+        if let Some(chars) = chars.filter(|chars| *chars > 0) {
+            if duration_ms.is_finite() && duration_ms > 0.0 {
+                self.measured_ms += duration_ms;
+                self.measured_chars += chars as f64;
+            }
+        }
+    }
+
+    /// The estimated length of `text` spoken: the session's measured milliseconds per
+    /// character, or [`DEFAULT_MS_PER_CHAR`] before any sentence played in full.
+    #[must_use]
+    pub fn estimated_ms(&self, text: &str) -> f64 {
+        let per_char = if self.measured_chars > 0.0 {
+            self.measured_ms / self.measured_chars
+        } else {
+            DEFAULT_MS_PER_CHAR
+        };
+        per_char * text.trim().chars().count() as f64
+    }
+
+    fn sentence_mut(&mut self, job: u64) -> Option<&mut Sentence> {
+        self.turn
+            .as_mut()?
+            .sentences
+            .iter_mut()
+            .find(|s| s.job == Some(job))
+    }
+
     pub fn on_playback_stopped(&mut self, turn_id: &str, chunks: &[(u64, ChunkHeard)]) {
         let Some(index) = self.cut_turns.iter().position(|(cut, _)| cut == turn_id) else {
             return;
         };
         let (_, texts) = self.cut_turns.swap_remove(index);
+        let estimates: Vec<f64> = texts
+            .iter()
+            .map(|(_, text)| self.estimated_ms(text))
+            .collect();
         // P3: only the audio clock says what played. A sentence whose chunk ended played in
         // full; a skipped one was never spoken; any other without a measured chunk (still
         // synthesizing, decoding, waiting for a gesture, dropped) played nothing.
         let spoken: Vec<SpokenSentence<'_>> = texts
             .iter()
-            .filter(|(fate, _)| *fate != Fate::Skipped)
-            .map(|(fate, text)| {
+            .zip(estimates)
+            .filter(|((fate, _), _)| *fate != Fate::Skipped)
+            .map(|((fate, text), estimate)| {
                 let measured = match fate {
                     Fate::Played => Some((1.0, 1.0)),
                     Fate::Cut(job) => chunks
                         .iter()
                         .find(|(played_job, _)| played_job == job)
                         .map(|(_, chunk)| (chunk.duration_ms, chunk.played_ms)),
+                    // What arrived is a lower bound of its length; the estimate may be longer.
+                    // The longer of the two counts fewer words: never more than the clock allows.
+                    Fate::CutStream(job) => chunks
+                        .iter()
+                        .find(|(played_job, _)| played_job == job)
+                        .map(|(_, chunk)| (chunk.duration_ms.max(estimate), chunk.played_ms)),
                     Fate::Skipped | Fate::Unplayed => None,
                 };
                 let (duration_ms, played_ms) = measured.unwrap_or((f64::INFINITY, 0.0));

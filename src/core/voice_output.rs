@@ -118,6 +118,13 @@ pub enum VoiceEvent {
     },
     /// `synthesize` gave audio for it.
     TtsFinished { turn_id: String, index: usize },
+    /// Its first audio was scheduled on the audio clock (for a stream, at its first bytes): it
+    /// starts sounding `starts_in_us` microseconds later.
+    SentenceAudio {
+        turn_id: String,
+        index: usize,
+        starts_in_us: u64,
+    },
     /// `synthesize` failed or timed out: the sentence is skipped (`code` as the error's).
     TtsFailed {
         turn_id: String,

@@ -14,6 +14,8 @@ pub(crate) struct Sentence {
     pub(crate) enqueued: bool,
     /// Played to the end, skipped, or dropped.
     pub(crate) finished: bool,
+    /// Its audio is a stream still arriving: its total length is not known yet.
+    pub(crate) streaming: bool,
 }
 
 impl Sentence {
@@ -24,6 +26,7 @@ impl Sentence {
             job: None,
             enqueued: false,
             finished: false,
+            streaming: false,
         }
     }
 

@@ -8,11 +8,12 @@
 //! Events go to the owner's sink after every borrow is released, so a sink may call back into
 //! the engine (or free its owner).
 
-use crate::core::playback::{PlaybackSchedule, Stopped};
+use crate::core::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::web::convert::{range_error, type_error};
 use js_sys::{ArrayBuffer, Promise};
 use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -32,10 +33,17 @@ pub(crate) enum PlayerEvent {
     Resumed(String),
     /// A turn's audio ran out or was stopped; heard milliseconds from the audio clock.
     End(String, f64),
-    /// One chunk played to its end.
-    ChunkEnded(u64),
-    /// One chunk could not be decoded: it left the line.
-    ChunkFailed(u64),
+    /// One chunk played to its end; its seconds of audio (every part, for a stream).
+    ChunkEnded(u64, f64),
+    /// A stream's last byte came: its chunk's audio is complete (it may still be playing).
+    StreamClosed(u64),
+    /// The first part of a chunk was scheduled to start this many milliseconds from now.
+    ChunkStarted(u64, f64),
+    /// A part of a streamed chunk started late, after this many milliseconds of silence.
+    Underrun(String, f64),
+    /// One chunk could not be decoded, or its stream failed or stalled (`true`): it left the
+    /// line, or plays out what was scheduled of it and nothing more.
+    ChunkFailed(u64, bool),
     /// Audio waits on a context the browser keeps suspended: `resume()` from a user gesture.
     NeedsGesture,
 }
@@ -50,10 +58,14 @@ pub(crate) struct AudioOut {
     gain: RefCell<Option<GainNode>>,
     /// The gain of the last stop, ramped to zero: disconnected at the next stop.
     retired_gain: RefCell<Option<GainNode>>,
-    schedule: RefCell<PlaybackSchedule>,
-    sources: RefCell<FxHashMap<u64, AudioBufferSourceNode>>,
-    /// Decoded buffers waiting for their turn in line.
-    buffers: RefCell<FxHashMap<u64, AudioBuffer>>,
+    pub(crate) schedule: RefCell<PlaybackSchedule>,
+    /// Started sources by their own id, with the chunk each plays a part of.
+    sources: RefCell<FxHashMap<u64, (u64, AudioBufferSourceNode)>>,
+    next_source: Cell<u64>,
+    /// Decoded parts waiting for their turn in line, per chunk in arrival order.
+    pub(crate) buffers: RefCell<FxHashMap<u64, VecDeque<AudioBuffer>>>,
+    /// Readers of streams still arriving, by chunk: a stop cancels them.
+    pub(crate) readers: RefCell<FxHashMap<u64, web_sys::ReadableStreamDefaultReader>>,
     needs_gesture_reported: Cell<bool>,
     /// The engine's own first `resume()` is pending: no gesture is needed yet.
     auto_resume_pending: Cell<bool>,
@@ -86,7 +98,9 @@ impl AudioOut {
                 retired_gain: RefCell::new(None),
                 schedule: RefCell::new(PlaybackSchedule::new()),
                 sources: RefCell::new(FxHashMap::default()),
+                next_source: Cell::new(0),
                 buffers: RefCell::new(FxHashMap::default()),
+                readers: RefCell::new(FxHashMap::default()),
                 needs_gesture_reported: Cell::new(false),
                 auto_resume_pending: Cell::new(false),
                 on_state_change: Closure::new(move || {
@@ -138,7 +152,9 @@ impl AudioOut {
     pub(crate) fn enqueue_buffer(&self, turn_id: &str, buffer: AudioBuffer) -> Option<u64> {
         let seq = self.schedule.borrow_mut().enqueue(turn_id)?;
         self.schedule.borrow_mut().decoded(seq, buffer.duration());
-        self.buffers.borrow_mut().insert(seq, buffer);
+        self.buffers
+            .borrow_mut()
+            .insert(seq, VecDeque::from([buffer]));
         self.flush();
         Some(seq)
     }
@@ -171,7 +187,10 @@ impl AudioOut {
                 Ok(buffer) => {
                     let kept = engine.schedule.borrow_mut().decoded(seq, buffer.duration());
                     if kept {
-                        engine.buffers.borrow_mut().insert(seq, buffer);
+                        engine
+                            .buffers
+                            .borrow_mut()
+                            .insert(seq, VecDeque::from([buffer]));
                         engine.flush();
                     }
                     Ok(JsValue::UNDEFINED)
@@ -185,9 +204,18 @@ impl AudioOut {
         (Some(seq), done)
     }
 
-    fn chunk_failed(&self, seq: u64) {
-        self.schedule.borrow_mut().failed(seq);
-        (self.sink)(PlayerEvent::ChunkFailed(seq));
+    pub(crate) fn chunk_failed(&self, seq: u64) {
+        self.stream_failed(seq, false);
+    }
+
+    /// The chunk failed (a stream that errored or stalled: `stalled`); what was scheduled of it
+    /// plays out, nothing more is added, and the line moves on.
+    pub(crate) fn stream_failed(&self, seq: u64, stalled: bool) {
+        let now = self.context.current_time();
+        let ended = self.schedule.borrow_mut().failed(seq, now);
+        self.buffers.borrow_mut().remove(&seq);
+        (self.sink)(PlayerEvent::ChunkFailed(seq, stalled));
+        self.report_part_ended(seq, ended);
         self.flush();
     }
 
@@ -212,14 +240,30 @@ impl AudioOut {
         }
         let sources: Vec<AudioBufferSourceNode> = {
             let mut all = self.sources.borrow_mut();
+            let ids: Vec<u64> = all
+                .iter()
+                .filter(|(_, (seq, _))| stopped.sources.contains(seq))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter()
+                .filter_map(|id| all.remove(id))
+                .map(|(_, source)| source)
+                .collect()
+        };
+        for source in sources {
+            let _ = AudioScheduledSourceNode::stop_with_when(&source, silent_at);
+        }
+        let readers: Vec<web_sys::ReadableStreamDefaultReader> = {
+            let mut all = self.readers.borrow_mut();
             stopped
                 .sources
                 .iter()
                 .filter_map(|seq| all.remove(seq))
                 .collect()
         };
-        for source in sources {
-            let _ = AudioScheduledSourceNode::stop_with_when(&source, silent_at);
+        for reader in readers {
+            // Later chunks are dropped: the stream is released at once.
+            crate::web::audio_stream::cancel(&reader);
         }
         if let (Some(turn_id), false) = (&stopped.turn_id, stopped.chunks.is_empty()) {
             (self.sink)(PlayerEvent::End(turn_id.clone(), stopped.heard_ms));
@@ -241,19 +285,32 @@ impl AudioOut {
     }
 
     /// Schedules what is ready; reports a needed gesture when audio waits on a suspended context.
-    fn flush(&self) {
+    pub(crate) fn flush(&self) {
         let running = self.context.state() == AudioContextState::Running;
         let now = self.context.current_time();
         let scheduled = self.schedule.borrow_mut().schedule(now, running);
         let mut events = Vec::new();
         for chunk in scheduled {
-            let buffer = self.buffers.borrow_mut().remove(&chunk.seq);
+            let buffer = self
+                .buffers
+                .borrow_mut()
+                .get_mut(&chunk.seq)
+                .and_then(VecDeque::pop_front);
             let started =
                 buffer.and_then(|buffer| self.start_source(chunk.seq, &buffer, chunk.start));
             if started.is_none() {
-                // A closed context: the chunk counts as played so the line moves on.
-                self.finish_chunk(chunk.seq);
+                // A closed context: the part counts as played so the line moves on.
+                self.finish_part(chunk.seq);
                 continue;
+            }
+            if chunk.first_of_chunk {
+                events.push(PlayerEvent::ChunkStarted(
+                    chunk.seq,
+                    (chunk.start - now) * 1000.0,
+                ));
+            }
+            if chunk.gap_ms > 0.0 {
+                events.push(PlayerEvent::Underrun(chunk.turn_id.clone(), chunk.gap_ms));
             }
             if chunk.first_of_turn {
                 events.push(PlayerEvent::Start(chunk.turn_id));
@@ -280,14 +337,16 @@ impl AudioOut {
         source.set_buffer(Some(buffer));
         source.connect_with_audio_node(&gain).ok()?;
         let weak = self.weak.clone();
+        let id = self.next_source.get();
+        self.next_source.set(id.wrapping_add(1));
         let on_ended = Closure::once_into_js(move || {
             if let Some(engine) = weak.upgrade() {
-                engine.on_ended(seq);
+                engine.on_ended(id);
             }
         });
         AudioScheduledSourceNode::set_onended(&source, Some(on_ended.unchecked_ref()));
         AudioScheduledSourceNode::start_with_when(&source, at).ok()?;
-        self.sources.borrow_mut().insert(seq, source);
+        self.sources.borrow_mut().insert(id, (seq, source));
         Some(())
     }
 
@@ -302,20 +361,34 @@ impl AudioOut {
     }
 
     /// A source ended: by itself, or stopped (then it already left `sources` and counts no more).
-    fn on_ended(&self, seq: u64) {
-        let source = self.sources.borrow_mut().remove(&seq);
-        if let Some(source) = source {
+    fn on_ended(&self, id: u64) {
+        let source = self.sources.borrow_mut().remove(&id);
+        if let Some((seq, source)) = source {
             let _ = source.disconnect();
-            self.finish_chunk(seq);
+            self.finish_part(seq);
         }
     }
 
-    fn finish_chunk(&self, seq: u64) {
+    fn finish_part(&self, seq: u64) {
         let now = self.context.current_time();
-        let ended = self.schedule.borrow_mut().ended(seq, now);
-        (self.sink)(PlayerEvent::ChunkEnded(seq));
-        if let Some(ended) = ended {
-            (self.sink)(PlayerEvent::End(ended.turn_id, ended.heard_ms));
+        let ended = self.schedule.borrow_mut().part_ended(seq, now);
+        self.report_part_ended(seq, ended);
+    }
+
+    /// A stream's last byte came: its audio is complete; the chunks behind it may play.
+    pub(crate) fn stream_closed(&self, seq: u64, ended: PartEnded) {
+        (self.sink)(PlayerEvent::StreamClosed(seq));
+        self.report_part_ended(seq, ended);
+        self.flush();
+    }
+
+    /// A chunk that is done (every part played, no more to come) and perhaps its turn.
+    pub(crate) fn report_part_ended(&self, seq: u64, ended: PartEnded) {
+        if ended.chunk_done {
+            (self.sink)(PlayerEvent::ChunkEnded(seq, ended.chunk_seconds));
+        }
+        if let Some(turn) = ended.turn {
+            (self.sink)(PlayerEvent::End(turn.turn_id, turn.heard_ms));
         }
     }
 
@@ -333,7 +406,15 @@ impl Drop for AudioOut {
             "statechange",
             self.on_state_change.as_ref().unchecked_ref(),
         );
-        for source in self.sources.borrow_mut().drain().map(|(_, source)| source) {
+        for reader in self.readers.borrow_mut().drain().map(|(_, reader)| reader) {
+            crate::web::audio_stream::cancel(&reader);
+        }
+        for source in self
+            .sources
+            .borrow_mut()
+            .drain()
+            .map(|(_, (_, source))| source)
+        {
             AudioScheduledSourceNode::set_onended(&source, None);
             let _ = AudioScheduledSourceNode::stop(&source);
             let _ = source.disconnect();

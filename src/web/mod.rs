@@ -8,6 +8,8 @@
 mod answer_stream;
 #[cfg(feature = "voice")]
 mod audio;
+#[cfg(feature = "voice")]
+mod audio_stream;
 #[cfg(feature = "controller")]
 mod chat_request;
 mod clock;
@@ -33,6 +35,8 @@ mod report;
 pub mod routes;
 #[cfg(feature = "voice")]
 pub mod session;
+#[cfg(feature = "voice")]
+pub mod speech_route;
 mod timer;
 #[cfg(feature = "transcriber")]
 pub mod transcriber;

@@ -3,6 +3,7 @@
 //! [`crate::web::audio::AudioOut`]; this class adds the JS options, arguments and callbacks.
 
 use crate::web::audio::{AudioOut, PlayerEvent};
+use crate::web::audio_stream::StreamSpec;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::driver::Handle;
 use js_sys::{ArrayBuffer, Function, Promise};
@@ -10,10 +11,14 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{AudioBuffer, AudioContext, AudioNode, DomException};
 
+/// How long a stream may bring no bytes before its chunk is skipped, by default.
+const STREAM_IDLE_MS: u64 = 8000;
+
 struct Callbacks {
     on_playback_start: Option<Function>,
     on_playback_end: Option<Function>,
     on_needs_gesture: Option<Function>,
+    on_underrun: Option<Function>,
 }
 
 /// Plays the speech of turns: `enqueue(turnId, audio)`, `stop()` (returns heard milliseconds),
@@ -22,6 +27,8 @@ struct Callbacks {
 pub struct SpeechPlayer {
     /// Taken by `free()`: a freed player holds nothing and every method is inert.
     engine: Handle<AudioOut>,
+    /// `streamIdleTimeoutMs`.
+    stream_idle_ms: u64,
 }
 
 #[wasm_bindgen]
@@ -40,10 +47,12 @@ impl SpeechPlayer {
             .unwrap_or_else(|| js_sys::Object::new().into());
         let fields = Fields::of(&options, "options")?;
         let (context, output) = audio_options(&fields)?;
+        let stream_idle_ms = fields.positive_ms("streamIdleTimeoutMs", STREAM_IDLE_MS)?;
         let callbacks = Callbacks {
             on_playback_start: fields.optional_function("onPlaybackStart")?,
             on_playback_end: fields.optional_function("onPlaybackEnd")?,
             on_needs_gesture: fields.optional_function("onNeedsGesture")?,
+            on_underrun: fields.optional_function("onUnderrun")?,
         };
         let sink = Box::new(move |event: PlayerEvent| {
             // A throwing callback changes nothing in the player.
@@ -73,22 +82,37 @@ impl SpeechPlayer {
                         ..
                     },
                 ) => f.call0(&JsValue::UNDEFINED),
+                (
+                    PlayerEvent::Underrun(turn_id, gap_ms),
+                    Callbacks {
+                        on_underrun: Some(f),
+                        ..
+                    },
+                ) => f.call2(
+                    &JsValue::UNDEFINED,
+                    &JsValue::from_str(&turn_id),
+                    &gap_ms.into(),
+                ),
                 _ => Ok(JsValue::UNDEFINED),
             };
         });
         Ok(SpeechPlayer {
             engine: Handle::new(AudioOut::new(context, output, sink)?),
+            stream_idle_ms,
         })
     }
 
-    /// Plays `audio` (an encoded `ArrayBuffer` or an `AudioBuffer`) after everything enqueued
-    /// before it, gapless. Resolves once it has its place on the audio clock (or was dropped
-    /// because its turn was stopped); rejects with a `TypeError`/`RangeError` naming the argument.
+    /// Plays `audio` (an encoded `ArrayBuffer`, an `AudioBuffer`, or a stream of raw PCM
+    /// `{ stream, format: "pcm16" | "f32", sampleRate, channels? }` played as it arrives) after
+    /// everything enqueued before it, gapless. Resolves once it has its place in line (or was
+    /// dropped because its turn was stopped); rejects with a `TypeError`/`RangeError` naming the
+    /// argument.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn enqueue(
         &self,
         #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "ArrayBuffer | AudioBuffer")] audio: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ArrayBuffer | AudioBuffer | SpeechStream")]
+        audio: JsValue,
     ) -> Promise {
         let turn_id = match turn_id.as_string() {
             Some(id) if !id.is_empty() => id,
@@ -98,6 +122,15 @@ impl SpeechPlayer {
         let Some(engine) = self.engine() else {
             return Promise::reject(&freed());
         };
+        if StreamSpec::is_descriptor(&audio) {
+            return match StreamSpec::parse(&audio, "audio") {
+                Ok(spec) => {
+                    engine.enqueue_stream(&turn_id, spec, self.stream_idle_ms);
+                    Promise::resolve(&JsValue::UNDEFINED)
+                }
+                Err(error) => Promise::reject(&error),
+            };
+        }
         if let Some(buffer) = audio.dyn_ref::<AudioBuffer>() {
             engine.enqueue_buffer(&turn_id, buffer.clone());
             return Promise::resolve(&JsValue::UNDEFINED);

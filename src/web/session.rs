@@ -56,6 +56,8 @@ struct Io {
     chunks: FxHashMap<u64, u64>,
     /// The recovery text's decoded audio: synthesized once per session.
     recovery_audio: Option<AudioBuffer>,
+    /// The `synthesize` signal of each job whose audio stream still arrives.
+    streams: FxHashMap<u64, AbortController>,
 }
 
 struct Shared {
@@ -365,6 +367,7 @@ impl Shell for Shared {
                 recovery,
             } => self.play(job, &turn_id, recovery),
             VoiceAction::StopPlayback { turn_id } => {
+                self.release_streams();
                 let stopped = self.stop_engine();
                 let chunks: Vec<(u64, ChunkHeard)> = {
                     let mut io = self.io.borrow_mut();
@@ -399,6 +402,7 @@ impl Shell for Shared {
                 for job in jobs {
                     abort(&job.abort);
                 }
+                self.release_streams();
                 self.stop_engine();
                 if let Some(transcriber) = &self.transcriber {
                     // R4: stop_recording, close, release the microphone; nothing reconnects.

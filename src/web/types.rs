@@ -197,13 +197,43 @@ export interface SpeechPlayerOptions {
   onPlaybackEnd?(turnId: string, heardMs: number): void;
   /** Audio waits on a context the browser keeps suspended: call `resume()` from a user gesture. */
   onNeedsGesture?(): void;
+  /** A part of a stream started late, after `gapMs` of silence (the stream fell behind playback). */
+  onUnderrun?(turnId: string, gapMs: number): void;
+  /** A stream that brings no bytes for this long is skipped. Default 8000. */
+  streamIdleTimeoutMs?: number;
 }
 
-/** The app's text-to-speech: encoded audio (`decodeAudioData` formats) or an `AudioBuffer` for one sentence. */
+/**
+ * Raw PCM streamed as it is synthesized: little-endian, interleaved by channel, chunks of any
+ * size. It plays from its first chunk; Web Audio resamples `sampleRate` to the context's.
+ */
+export interface SpeechStream {
+  stream: ReadableStream<Uint8Array>;
+  format: "pcm16" | "f32";
+  /** 8000 to 96000. */
+  sampleRate: number;
+  /** 1 to 8; default 1. */
+  channels?: number;
+}
+
+/** The app's text-to-speech for one sentence: encoded audio (`decodeAudioData` formats), an `AudioBuffer`, or a `SpeechStream` of raw PCM played as it arrives. */
 export type Synthesize = (
   text: string,
   request: { turnId: string; signal: AbortSignal },
-) => Promise<ArrayBuffer | AudioBuffer> | ArrayBuffer | AudioBuffer;
+) => Promise<ArrayBuffer | AudioBuffer | SpeechStream> | ArrayBuffer | AudioBuffer | SpeechStream;
+
+export interface OpenAiCompatibleSpeechOptions {
+  /** The `/v1/audio/speech` URL: normally your backend's proxy, which holds the provider key. */
+  url: string;
+  model: string;
+  voice: string;
+  /** Raw 24 kHz 16-bit mono PCM, streamed (the API's `pcm`). */
+  format?: "pcm";
+  /** Extra request headers (e.g. your own session token). Never logged or recorded. */
+  headers?: Record<string, string>;
+  /** Extra body fields (`speed`, `instructions`, …); `model`, `voice`, `input` and `response_format` are set. */
+  body?: Record<string, unknown>;
+}
 
 export type VoiceSessionState = "idle" | "listening" | "thinking" | "speaking" | "stopped" | "failed";
 
@@ -221,6 +251,8 @@ export type VoiceSessionEvent =
   | { type: "tts_finished"; at: number; turnId: string; index: number }
   | { type: "tts_failed"; at: number; turnId: string; index: number; code: "tts_failed" | "tts_timeout" }
   | { type: "playback_started"; at: number; turnId: string }
+  | { type: "underrun"; at: number; turnId: string; gapMs: number }
+  | { type: "sentence_audio"; at: number; turnId: string; index: number; startsInMs: number }
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
@@ -250,7 +282,7 @@ export interface VoiceSessionOptions {
   transcriber?: Partial<Omit<LiveTranscriberOptions, "provision" | "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
   /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */
   bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
-  /** A `synthesize` call slower than this is aborted and its sentence skipped. Default 8000. */
+  /** A `synthesize` call slower than this is aborted and its sentence skipped; so is a stream that brings no bytes for this long. Default 8000. */
   ttsTimeoutMs?: number;
   onStateChange?(state: VoiceSessionState): void;
   onCaption?(text: string, isFinal: boolean): void;

@@ -116,7 +116,7 @@ function observer() {
   };
 }
 
-const SESSION_EVENTS = new Set(["sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
+const SESSION_EVENTS = new Set(["sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
 
 /** Each event has `type` and `at` (epoch ms, in order) and holds none of `texts` (T14). */
 function checkEvents(events, texts) {
@@ -394,6 +394,9 @@ const scenarios = {
         ["sentence_queued:1", "tts_started:1"],
         ["tts_started:1", "tts_finished:1"],
         ["tts_finished:1", "playback_ended"],
+        ["tts_finished:0", "sentence_audio:0"],
+        ["sentence_audio:0", "sentence_audio:1"],
+        ["sentence_audio:1", "playback_ended"],
       ]) {
         assert(turn.indexOf(before) >= 0 && turn.indexOf(before) < turn.indexOf(after), `${before} before ${after} in ${turn}`);
       }

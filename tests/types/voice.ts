@@ -1,5 +1,5 @@
 // The speech classes used the way an app would; checked by `tsc --strict --noEmit`.
-import init, { SpeechPlayer, VoiceSession, type Synthesize, type VoiceSessionEvent, type VoiceSessionState } from "turnguard";
+import init, { openAiCompatibleSpeech, SpeechPlayer, VoiceSession, type SpeechStream, type Synthesize, type VoiceSessionEvent, type VoiceSessionState } from "turnguard";
 
 await init();
 
@@ -47,6 +47,20 @@ const state: "idle" | "playing" | "suspended" = player.state;
 console.log(heard, state);
 await player.resume();
 player.free();
+
+// Streamed speech: the OpenAI-compatible route, or a stream of raw PCM of your own.
+const streamed: Synthesize = openAiCompatibleSpeech({ url: "/api/speech", model: "gpt-4o-mini-tts", voice: "alloy", format: "pcm", headers: { "x-session": "s" } });
+const own: Synthesize = async (text, { signal }) => {
+  const response = await fetch("/my-tts", { method: "POST", signal, body: text });
+  const stream: SpeechStream = { stream: response.body!, format: "pcm16", sampleRate: 22050, channels: 1 };
+  return stream;
+};
+new VoiceSession({ routes: [], recoveryText: "x", synthesize: streamed, onEvent: (event) => event.type === "underrun" && console.log(event.gapMs) });
+const streamingPlayer = new SpeechPlayer({ onUnderrun: (turnId, gapMs) => console.log(turnId, gapMs), streamIdleTimeoutMs: 3000 });
+await streamingPlayer.enqueue("t1", { stream: new ReadableStream<Uint8Array>(), format: "f32", sampleRate: 48000 });
+console.log(own);
+// @ts-expect-error a stream's format is pcm16 or f32
+streamingPlayer.enqueue("t1", { stream: new ReadableStream<Uint8Array>(), format: "mp3", sampleRate: 24000 });
 
 // @ts-expect-error a barge-in's cause is one of four
 const cause: Extract<VoiceSessionEvent, { type: "barge_in" }>["cause"] = "cough";

@@ -59,6 +59,14 @@ impl Shared {
             VoiceEvent::TtsFinished { turn_id, index: at } => event(self, "tts_finished")
                 .set("turnId", turn_id)
                 .set("index", index(at)),
+            VoiceEvent::SentenceAudio {
+                turn_id,
+                index: at,
+                starts_in_us,
+            } => event(self, "sentence_audio")
+                .set("turnId", turn_id)
+                .set("index", index(at))
+                .set("startsInMs", starts_in_us as f64 / 1000.0),
             VoiceEvent::TtsFailed {
                 turn_id,
                 index: at,
@@ -72,6 +80,15 @@ impl Shared {
                 .set("cause", cause.as_str()),
         };
         self.emit(object);
+    }
+
+    /// A part of a streamed sentence started late: the stream fell behind playback.
+    pub(super) fn emit_underrun(&self, turn_id: &str, gap_ms: f64) {
+        self.emit(
+            event(self, "underrun")
+                .set("turnId", turn_id)
+                .set("gapMs", gap_ms),
+        );
     }
 
     pub(super) fn emit_playback_started(&self, turn_id: &str) {

@@ -3,7 +3,9 @@
 //! the core.
 
 use super::{Job, Shared};
+use crate::core::voice::VoiceCore;
 use crate::web::audio::PlayerEvent;
+use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::driver;
 use crate::web::js_object::JsObject;
 use js_sys::{ArrayBuffer, Promise};
@@ -43,6 +45,10 @@ impl Shared {
             };
             let audio = match audio {
                 Ok(audio) if recovery => shared.decode(audio).await,
+                // A stream descriptor of a bad shape: the sentence is skipped (`tts_failed`).
+                Ok(audio) if StreamSpec::is_descriptor(&audio) => {
+                    StreamSpec::parse(&audio, "synthesize result").map(|_| audio)
+                }
                 other => other,
             };
             let ok = match audio {
@@ -72,6 +78,14 @@ impl Shared {
 
     /// The recovery audio decoded once, so it can be replayed (an `ArrayBuffer` decodes once).
     async fn decode(&self, audio: JsValue) -> Result<JsValue, JsValue> {
+        if StreamSpec::is_descriptor(&audio) {
+            // Replayed whole, so read to its end once (the stream can be read only once).
+            let spec = StreamSpec::parse(&audio, "synthesize result")?;
+            let idle = self.driver.read(VoiceCore::tts_timeout_ms).unwrap_or(8000);
+            return collect(self.engine.context(), spec, idle)
+                .await
+                .map(JsValue::from);
+        }
         match audio.dyn_into::<ArrayBuffer>() {
             Ok(bytes) => {
                 let promise = self.engine.context().decode_audio_data(&bytes)?;
@@ -84,15 +98,31 @@ impl Shared {
     pub(super) fn play(self: &Rc<Self>, job: u64, turn_id: &str, recovery: bool) {
         let audio = {
             let mut io = self.io.borrow_mut();
-            let own = io.jobs.remove(&job).and_then(|job| job.audio);
+            let own = io.jobs.remove(&job).and_then(|live| {
+                let is_stream = live.audio.as_ref().is_some_and(StreamSpec::is_descriptor);
+                if is_stream {
+                    // Its signal stays live while the stream arrives: a stop aborts it.
+                    io_streams_insert(&mut io.streams, job, live.abort.clone());
+                }
+                live.audio
+            });
             if recovery {
                 io.recovery_audio.clone().map(JsValue::from).or(own)
             } else {
                 own
             }
         };
-        let seq = match audio {
-            Some(audio) => match audio.dyn_into::<AudioBuffer>() {
+        let stream = audio
+            .as_ref()
+            .filter(|audio| StreamSpec::is_descriptor(audio))
+            .and_then(|audio| StreamSpec::parse(audio, "synthesize result").ok());
+        let is_stream = stream.is_some();
+        let seq = match (stream, audio) {
+            (Some(spec), _) => {
+                let idle = self.driver.read(VoiceCore::tts_timeout_ms).unwrap_or(8000);
+                self.engine.enqueue_stream(turn_id, spec, idle)
+            }
+            (None, Some(audio)) => match audio.dyn_into::<AudioBuffer>() {
                 Ok(buffer) => self.engine.enqueue_buffer(turn_id, buffer),
                 Err(audio) => match audio.dyn_into::<ArrayBuffer>() {
                     Ok(bytes) => {
@@ -106,13 +136,17 @@ impl Shared {
                     Err(_) => None,
                 },
             },
-            None => None,
+            (None, None) => None,
         };
         match seq {
             Some(seq) => {
                 self.io.borrow_mut().chunks.insert(job, seq);
+                if is_stream {
+                    self.driver.update(|core, _| core.on_stream_opened(job));
+                }
             }
             None => {
+                self.release_stream(job);
                 self.driver
                     .update(|core, now| core.on_play_failed(job, now));
             }
@@ -135,18 +169,38 @@ impl Shared {
             PlayerEvent::Resumed(turn_id) => {
                 driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
             }
-            PlayerEvent::ChunkEnded(seq) => {
+            PlayerEvent::ChunkEnded(seq, seconds) => {
                 if let Some(job) = job_of(seq) {
                     self.io.borrow_mut().chunks.remove(&job);
-                    driver::input(self, |core, now| core.on_chunk_ended(job, now));
+                    self.io.borrow_mut().streams.remove(&job);
+                    driver::input(self, |core, now| {
+                        core.on_audio_measured(job, seconds * 1000.0);
+                        core.on_chunk_ended(job, now);
+                    });
                 }
             }
-            PlayerEvent::ChunkFailed(seq) => {
+            PlayerEvent::ChunkStarted(seq, lead_ms) => {
+                if let Some(job) = job_of(seq) {
+                    driver::input(self, |core, _| core.on_sentence_audio(job, lead_ms));
+                }
+            }
+            PlayerEvent::StreamClosed(seq) => {
+                if let Some(job) = job_of(seq) {
+                    self.io.borrow_mut().streams.remove(&job);
+                    driver::input(self, |core, _| core.on_stream_closed(job));
+                }
+            }
+            PlayerEvent::ChunkFailed(seq, stalled) => {
                 if let Some(job) = job_of(seq) {
                     self.io.borrow_mut().chunks.remove(&job);
-                    driver::input(self, |core, now| core.on_play_failed(job, now));
+                    if self.release_stream(job) {
+                        driver::input(self, |core, now| core.on_stream_failed(job, stalled, now));
+                    } else {
+                        driver::input(self, |core, now| core.on_play_failed(job, now));
+                    }
                 }
             }
+            PlayerEvent::Underrun(turn_id, gap_ms) => self.emit_underrun(&turn_id, gap_ms),
             PlayerEvent::NeedsGesture => self.call(&self.callbacks.on_needs_gesture, &[]),
             PlayerEvent::End(turn_id, heard_ms) => {
                 if !self.stopping.get() {
@@ -157,8 +211,46 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Aborts the signal of a stream job that is still arriving; true if it was one.
+    pub(super) fn release_stream(&self, job: u64) -> bool {
+        let aborted = self.io.borrow_mut().streams.remove(&job);
+        match aborted {
+            Some(controller) => {
+                abort(&controller);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Aborts every stream still arriving (a stop or a barge-in).
+    pub(super) fn release_streams(&self) {
+        let all: Vec<AbortController> = self
+            .io
+            .borrow_mut()
+            .streams
+            .drain()
+            .map(|(_, c)| c)
+            .collect();
+        for controller in all {
+            abort(&controller);
+        }
+    }
+}
+
+fn io_streams_insert(
+    streams: &mut rustc_hash::FxHashMap<u64, AbortController>,
+    job: u64,
+    abort: AbortController,
+) {
+    streams.insert(job, abort);
+}
+
 fn is_audio(value: &JsValue) -> bool {
-    value.is_instance_of::<ArrayBuffer>() || value.is_instance_of::<AudioBuffer>()
+    value.is_instance_of::<ArrayBuffer>()
+        || value.is_instance_of::<AudioBuffer>()
+        || StreamSpec::is_descriptor(value)
 }
 
 pub(super) fn abort(controller: &AbortController) {
