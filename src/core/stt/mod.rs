@@ -5,7 +5,9 @@
 pub mod assemblyai;
 pub mod deepgram;
 pub mod gladia;
+pub mod openai;
 pub mod protocol;
+pub mod resample;
 pub mod transcriber;
 
 use protocol::Protocol;
@@ -18,6 +20,7 @@ pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("gladia", gladia::protocol),
     ("deepgram", deepgram::protocol),
     ("assemblyai", assemblyai::protocol),
+    ("openai", openai::protocol),
 ];
 
 /// The protocol called `name`, if there is one.

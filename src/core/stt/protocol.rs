@@ -151,6 +151,10 @@ pub trait Protocol: fmt::Debug {
     /// what is left and [`Event::Finished`] or closes.
     fn finish_messages(&self) -> &'static [&'static str];
 
+    /// The finish messages went out (`stop()`): a protocol whose server sends no end-of-stream
+    /// message of its own can now tell when it has sent everything ([`Event::Finished`]).
+    fn on_finish(&mut self) {}
+
     /// What a close with `code` means (R2). May depend on what this protocol saw before.
     fn classify_close(&mut self, code: u16) -> CloseClass;
 
@@ -172,9 +176,10 @@ pub trait Protocol: fmt::Debug {
         None
     }
 
-    /// One frame of PCM16 audio as a text message, for protocols that take base64 in JSON;
-    /// `None` sends it as a binary frame.
-    fn audio_text(&self, _pcm: &[u8]) -> Option<String> {
+    /// One frame of PCM16 audio at `sample_rate` as a text message, for protocols that take
+    /// base64 in JSON (and may resample it to [`Protocol::sample_rate`]); `None` sends it as a
+    /// binary frame.
+    fn audio_text(&self, _pcm: &[u8], _sample_rate: u32) -> Option<String> {
         None
     }
 }

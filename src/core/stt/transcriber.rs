@@ -205,7 +205,7 @@ impl Transcriber {
 
     /// One frame of audio as the protocol's text message, or `None` to send it as binary.
     pub fn audio_text(&self, pcm: &[u8]) -> Option<String> {
-        self.protocol.audio_text(pcm)
+        self.protocol.audio_text(pcm, self.config.sample_rate)
     }
 
     /// Why the pending [`Action::Provision`] calls `provision()`.
@@ -423,6 +423,7 @@ impl Transcriber {
         }
         self.policy.on_client_detach();
         if self.state == State::Open && !self.stopping {
+            self.protocol.on_finish();
             self.actions.push_back(Action::SendStopRecording);
         }
         self.finish_stop(matches!(self.state, State::Open | State::Connecting));
@@ -526,6 +527,7 @@ impl Transcriber {
     fn finish_when_drained(&mut self) {
         if self.finish_pending && self.audio.drained() {
             self.finish_pending = false;
+            self.protocol.on_finish();
             self.actions.push_back(Action::SendStopRecording);
         }
     }
