@@ -1,0 +1,17 @@
+// The provider mocks the dev stack mounts through one interface, so a new STT provider is its mock
+// file and one line here: each entry names the mock, its HTTP path (the backend's token call), its
+// socket path and switches, and how to make it. A mock made by `create(ctx)` has
+// `{ handleHttp(req, res, url), handleUpgrade(req, socket, head, url), close(), stats(), reset() }`.
+// (Deepgram and AssemblyAI predate this list and are mounted by devstack.mjs itself.)
+
+import { createOpenAiMock, matchOpenAiSecretPath, matchOpenAiSocketPath, OPENAI_SWITCHES } from "./openai.mjs";
+
+export const PROVIDER_MOCKS = Object.freeze([
+  {
+    name: "openai",
+    service: { path: "/v1/realtime/client_secrets", socket: "/v1/realtime?intent=transcription (subprotocols realtime, openai-insecure-api-key.<ek>)", switches: OPENAI_SWITCHES },
+    matchHttp: matchOpenAiSecretPath,
+    matchSocket: matchOpenAiSocketPath,
+    create: createOpenAiMock,
+  },
+]);
