@@ -41,7 +41,7 @@ export function llmUrl(route, f, upstream) {
 }
 
 /** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai"]);
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai"]);
 
 /** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
 export function deepgramSocketUrl(origin, f, key) {
@@ -59,6 +59,15 @@ export function assemblyAiSocketUrl(origin, f, key, token) {
   else if (f.aai3009) params.set("mock_close", "3009"), params.set("mock_times", "1");
   params.set("token", token);
   return `${origin}/v3/ws?${params}`;
+}
+
+/** The OpenAI Realtime transcription socket URL for the switches `f`. */
+export function openAiSocketUrl(origin, f, key) {
+  const params = new URLSearchParams({ intent: "transcription", recognizer: "speech", mock_key: key });
+  if (f.oaDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.oaSessionExpired) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
+  else if (f.oa4000) params.set("mock_close", "4000"), params.set("mock_close_after_frames", "100");
+  return `${origin}/v1/realtime?${params}`;
 }
 
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
@@ -133,7 +142,8 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
   };
   /**
    * The app's backend, per protocol: Gladia's session, Deepgram's short-lived token (asked again for
-   * every connect), AssemblyAI's single-use token (the same). Here the dev stack's mocks answer.
+   * every connect), AssemblyAI's single-use token (the same), OpenAI's client secret (the same: it
+   * expires). Here the dev stack's mocks answer.
    */
   const provisioners = {
     gladia: (f) => gladiaProvisioner(f),
@@ -158,6 +168,16 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
         }
         return { url: assemblyAiSocketUrl(socketOrigin(), f, key, token) };
       };
+    },
+    openai: (f, key) => async ({ signal }) => {
+      const init = {
+        method: "POST",
+        signal,
+        headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" },
+        body: JSON.stringify({ expires_after: { anchor: "created_at", seconds: 600 }, session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe" }, turn_detection: { type: "server_vad" } } } } }),
+      };
+      const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
+      return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
     },
   };
 

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, provisionUrl } from "./agent.mjs";
+import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, openAiSocketUrl, provisionUrl } from "./agent.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -34,4 +34,8 @@ test("the Deepgram and AssemblyAI switches become the mocks' switches in the soc
   assert.equal(aai.pathname, "/v3/ws");
   assert.deepEqual([aai.searchParams.get("format_turns"), aai.searchParams.get("mock_close"), aai.searchParams.get("token")], ["true", "3009", "t0"]);
   assert.equal(new URL(assemblyAiSocketUrl("ws://h", { aai3008: true }, "k", "t")).searchParams.get("mock_session_ms"), "5000");
+  const oa = new URL(openAiSocketUrl("ws://h", { oaDrop: true }, "k"));
+  assert.equal(oa.pathname, "/v1/realtime");
+  assert.deepEqual([oa.searchParams.get("intent"), oa.searchParams.get("mock_drop_after_ms"), oa.searchParams.get("mock_key")], ["transcription", "1500", "k"]);
+  assert.equal(new URL(openAiSocketUrl("ws://h", { oa4000: true }, "k")).searchParams.get("mock_close"), "4000");
 });
