@@ -15,10 +15,13 @@ use turnguard::core::transcriber::{Action, ProvisionReason, State, TranscriberCo
 #[test]
 fn the_protocols_are_listed_by_name_with_gladia_first() {
     let names: Vec<&str> = PROTOCOLS.iter().map(|(name, _)| *name).collect();
-    assert_eq!(names, ["gladia", "deepgram", "assemblyai", "openai"]);
+    assert_eq!(
+        names,
+        ["gladia", "deepgram", "assemblyai", "openai", "speechmatics"]
+    );
     assert_eq!(
         protocol_names(),
-        r#""gladia", "deepgram", "assemblyai", "openai""#
+        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics""#
     );
     for name in names {
         assert_eq!(protocol_named(name).map(|p| p.name()), Some(name));

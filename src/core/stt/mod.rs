@@ -8,6 +8,7 @@ pub mod gladia;
 pub mod openai;
 pub mod protocol;
 pub mod resample;
+pub mod speechmatics;
 pub mod transcriber;
 
 use protocol::Protocol;
@@ -21,6 +22,7 @@ pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("deepgram", deepgram::protocol),
     ("assemblyai", assemblyai::protocol),
     ("openai", openai::protocol),
+    ("speechmatics", speechmatics::protocol),
 ];
 
 /// The protocol called `name`, if there is one.

@@ -310,8 +310,8 @@ impl Protocol for OpenAi {
         }
     }
 
-    fn finish_messages(&self) -> &'static [&'static str] {
-        &[COMMIT]
+    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+        vec![COMMIT.to_owned()]
     }
 
     fn on_finish(&mut self) {
