@@ -4,6 +4,7 @@
 // `{ handleHttp(req, res, url), handleUpgrade(req, socket, head, url), close(), stats(), reset() }`.
 // (Deepgram and AssemblyAI predate this list and are mounted by devstack.mjs itself.)
 
+import { createSpeechmaticsMock, matchSpeechmaticsKeyPath, matchSpeechmaticsSocketPath, SPEECHMATICS_SWITCHES } from "./speechmatics.mjs";
 import { createOpenAiMock, matchOpenAiSecretPath, matchOpenAiSocketPath, OPENAI_SWITCHES } from "./openai.mjs";
 
 export const PROVIDER_MOCKS = Object.freeze([
@@ -13,5 +14,12 @@ export const PROVIDER_MOCKS = Object.freeze([
     matchHttp: matchOpenAiSecretPath,
     matchSocket: matchOpenAiSocketPath,
     create: createOpenAiMock,
+  },
+  {
+    name: "speechmatics",
+    service: { path: "/v1/api_keys?type=rt", socket: "/v2?jwt=<key>", switches: SPEECHMATICS_SWITCHES },
+    matchHttp: matchSpeechmaticsKeyPath,
+    matchSocket: matchSpeechmaticsSocketPath,
+    create: createSpeechmaticsMock,
   },
 ]);
