@@ -41,7 +41,7 @@ export function llmUrl(route, f, upstream) {
 }
 
 /** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai"]);
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics"]);
 
 /** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
 export function deepgramSocketUrl(origin, f, key) {
@@ -68,6 +68,15 @@ export function openAiSocketUrl(origin, f, key) {
   else if (f.oaSessionExpired) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
   else if (f.oa4000) params.set("mock_close", "4000"), params.set("mock_close_after_frames", "100");
   return `${origin}/v1/realtime?${params}`;
+}
+
+/** The Speechmatics socket URL for the switches `f` and a temporary `key`. */
+export function speechmaticsSocketUrl(origin, f, key, jwt) {
+  const params = new URLSearchParams({ jwt, recognizer: "speech", mock_key: key });
+  if (f.smDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.sm4005) params.set("mock_close", "4005"), params.set("mock_close_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.smLateReceipts) params.set("mock_receipt_delay_ms", "2000");
+  return `${origin}/v2?${params}`;
 }
 
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
@@ -178,6 +187,11 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
       };
       const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
       return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
+    },
+    speechmatics: (f, key) => async ({ signal }) => {
+      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl: 60 }) };
+      const { key_value: jwt } = await failed(await fetch("/v1/api_keys?type=rt", init), "the temporary key endpoint");
+      return { url: speechmaticsSocketUrl(socketOrigin(), f, key, jwt), config: { transcription_config: { language: "en", enable_partials: true, max_delay: 1.0, conversation_config: { end_of_utterance_silence_trigger: 0.5 } } } };
     },
   };
 

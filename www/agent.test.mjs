@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, openAiSocketUrl, provisionUrl } from "./agent.mjs";
+import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, openAiSocketUrl, provisionUrl, speechmaticsSocketUrl } from "./agent.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -38,4 +38,7 @@ test("the Deepgram and AssemblyAI switches become the mocks' switches in the soc
   assert.equal(oa.pathname, "/v1/realtime");
   assert.deepEqual([oa.searchParams.get("intent"), oa.searchParams.get("mock_drop_after_ms"), oa.searchParams.get("mock_key")], ["transcription", "1500", "k"]);
   assert.equal(new URL(openAiSocketUrl("ws://h", { oa4000: true }, "k")).searchParams.get("mock_close"), "4000");
+  const sm = new URL(speechmaticsSocketUrl("ws://h", { sm4005: true }, "k", "j"));
+  assert.equal(sm.pathname, "/v2");
+  assert.deepEqual([sm.searchParams.get("jwt"), sm.searchParams.get("mock_close"), sm.searchParams.get("mock_key")], ["j", "4005", "k"]);
 });
