@@ -17,11 +17,18 @@ fn the_protocols_are_listed_by_name_with_gladia_first() {
     let names: Vec<&str> = PROTOCOLS.iter().map(|(name, _)| *name).collect();
     assert_eq!(
         names,
-        ["gladia", "deepgram", "assemblyai", "openai", "speechmatics"]
+        [
+            "gladia",
+            "deepgram",
+            "assemblyai",
+            "openai",
+            "speechmatics",
+            "soniox"
+        ]
     );
     assert_eq!(
         protocol_names(),
-        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics""#
+        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox""#
     );
     for name in names {
         assert_eq!(protocol_named(name).map(|p| p.name()), Some(name));

@@ -8,6 +8,7 @@ pub mod gladia;
 pub mod openai;
 pub mod protocol;
 pub mod resample;
+pub mod soniox;
 pub mod speechmatics;
 pub mod transcriber;
 
@@ -23,6 +24,7 @@ pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("assemblyai", assemblyai::protocol),
     ("openai", openai::protocol),
     ("speechmatics", speechmatics::protocol),
+    ("soniox", soniox::protocol),
 ];
 
 /// The protocol called `name`, if there is one.
