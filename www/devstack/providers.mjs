@@ -4,6 +4,7 @@
 // `{ handleHttp(req, res, url), handleUpgrade(req, socket, head, url), close(), stats(), reset() }`.
 // (Deepgram and AssemblyAI predate this list and are mounted by devstack.mjs itself.)
 
+import { createSonioxMock, matchSonioxKeyPath, matchSonioxSocketPath, SONIOX_SWITCHES } from "./soniox.mjs";
 import { createSpeechmaticsMock, matchSpeechmaticsKeyPath, matchSpeechmaticsSocketPath, SPEECHMATICS_SWITCHES } from "./speechmatics.mjs";
 import { createOpenAiMock, matchOpenAiSecretPath, matchOpenAiSocketPath, OPENAI_SWITCHES } from "./openai.mjs";
 
@@ -21,5 +22,12 @@ export const PROVIDER_MOCKS = Object.freeze([
     matchHttp: matchSpeechmaticsKeyPath,
     matchSocket: matchSpeechmaticsSocketPath,
     create: createSpeechmaticsMock,
+  },
+  {
+    name: "soniox",
+    service: { path: "/v1/auth/temporary-api-key", socket: "/transcribe-websocket (api_key in the first message)", switches: SONIOX_SWITCHES },
+    matchHttp: matchSonioxKeyPath,
+    matchSocket: matchSonioxSocketPath,
+    create: createSonioxMock,
   },
 ]);
