@@ -114,10 +114,7 @@ fn a_drop_resends_from_final_audio_proc_ms_and_keeps_the_final_tokens() {
     );
     let actions = text(
         &mut d,
-        &tokens(
-            &[(" the", true), (" weather", true), ("<end>", true)],
-            1_000,
-        ),
+        &tokens(&[("the", true), (" weather", true), ("<end>", true)], 1_000),
     );
     assert_eq!(finals(&actions), ["what is the weather"]);
 }

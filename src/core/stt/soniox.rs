@@ -118,6 +118,10 @@ impl Protocol for Soniox {
 
     fn on_connect(&mut self, _url: &str) {
         self.error_code = None;
+        // A new session's first token has no leading space: keep the carried words apart.
+        if !self.finals.is_empty() && !self.finals.ends_with(char::is_whitespace) {
+            self.finals.push(' ');
+        }
     }
 
     fn decode(&mut self, text: &str, events: &mut Vec<Event>) {
