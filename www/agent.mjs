@@ -41,7 +41,7 @@ export function llmUrl(route, f, upstream) {
 }
 
 /** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics"]);
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox"]);
 
 /** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
 export function deepgramSocketUrl(origin, f, key) {
@@ -77,6 +77,15 @@ export function speechmaticsSocketUrl(origin, f, key, jwt) {
   else if (f.sm4005) params.set("mock_close", "4005"), params.set("mock_close_after_frames", "100"), params.set("mock_times", "1");
   else if (f.smLateReceipts) params.set("mock_receipt_delay_ms", "2000");
   return `${origin}/v2?${params}`;
+}
+
+/** The Soniox socket URL for the switches `f` (the key goes in the configuration message). */
+export function sonioxSocketUrl(origin, f, key) {
+  const params = new URLSearchParams({ recognizer: "speech", mock_key: key });
+  if (f.sxDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.sx503) params.set("mock_error", "503"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.sx402) params.set("mock_error", "402"), params.set("mock_error_after_frames", "100");
+  return `${origin}/transcribe-websocket?${params}`;
 }
 
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
@@ -187,6 +196,11 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
       };
       const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
       return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
+    },
+    soniox: (f, key) => async ({ signal }) => {
+      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) };
+      const { api_key } = await failed(await fetch("/v1/auth/temporary-api-key", init), "the temporary key endpoint");
+      return { url: sonioxSocketUrl(socketOrigin(), f, key), config: { api_key } };
     },
     speechmatics: (f, key) => async ({ signal }) => {
       const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl: 60 }) };
