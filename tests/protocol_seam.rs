@@ -23,12 +23,13 @@ fn the_protocols_are_listed_by_name_with_gladia_first() {
             "assemblyai",
             "openai",
             "speechmatics",
-            "soniox"
+            "soniox",
+            "elevenlabs"
         ]
     );
     assert_eq!(
         protocol_names(),
-        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox""#
+        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs""#
     );
     for name in names {
         assert_eq!(protocol_named(name).map(|p| p.name()), Some(name));

@@ -4,6 +4,7 @@
 
 pub mod assemblyai;
 pub mod deepgram;
+pub mod elevenlabs;
 pub mod gladia;
 pub mod openai;
 pub mod protocol;
@@ -25,6 +26,7 @@ pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("openai", openai::protocol),
     ("speechmatics", speechmatics::protocol),
     ("soniox", soniox::protocol),
+    ("elevenlabs", elevenlabs::protocol),
 ];
 
 /// The protocol called `name`, if there is one.
