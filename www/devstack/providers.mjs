@@ -6,6 +6,7 @@
 
 import { createSonioxMock, matchSonioxKeyPath, matchSonioxSocketPath, SONIOX_SWITCHES } from "./soniox.mjs";
 import { createSpeechmaticsMock, matchSpeechmaticsKeyPath, matchSpeechmaticsSocketPath, SPEECHMATICS_SWITCHES } from "./speechmatics.mjs";
+import { createElevenLabsMock, ELEVENLABS_SWITCHES, matchElevenLabsSocketPath, matchElevenLabsTokenPath } from "./elevenlabs.mjs";
 import { createOpenAiMock, matchOpenAiSecretPath, matchOpenAiSocketPath, OPENAI_SWITCHES } from "./openai.mjs";
 
 export const PROVIDER_MOCKS = Object.freeze([
@@ -29,5 +30,12 @@ export const PROVIDER_MOCKS = Object.freeze([
     matchHttp: matchSonioxKeyPath,
     matchSocket: matchSonioxSocketPath,
     create: createSonioxMock,
+  },
+  {
+    name: "elevenlabs",
+    service: { path: "/v1/single-use-token/realtime_scribe", socket: "/v1/speech-to-text/realtime?token=<single-use token>", switches: ELEVENLABS_SWITCHES },
+    matchHttp: matchElevenLabsTokenPath,
+    matchSocket: matchElevenLabsSocketPath,
+    create: createElevenLabsMock,
   },
 ]);
