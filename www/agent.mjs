@@ -41,7 +41,7 @@ export function llmUrl(route, f, upstream) {
 }
 
 /** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox"]);
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs"]);
 
 /** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
 export function deepgramSocketUrl(origin, f, key) {
@@ -86,6 +86,16 @@ export function sonioxSocketUrl(origin, f, key) {
   else if (f.sx503) params.set("mock_error", "503"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
   else if (f.sx402) params.set("mock_error", "402"), params.set("mock_error_after_frames", "100");
   return `${origin}/transcribe-websocket?${params}`;
+}
+
+/** The ElevenLabs Scribe socket URL for the switches `f` and a single-use `token`. */
+export function elevenLabsSocketUrl(origin, f, key, token) {
+  const params = new URLSearchParams({ model_id: "scribe_v2_realtime", audio_format: "pcm_16000", commit_strategy: "vad", include_timestamps: "true", recognizer: "speech", mock_key: key });
+  if (f.elDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.elRateLimited) params.set("mock_error", "rate_limited"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.elTerms) params.set("mock_error", "unaccepted_terms"), params.set("mock_error_after_frames", "100");
+  params.set("token", token);
+  return `${origin}/v1/speech-to-text/realtime?${params}`;
 }
 
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
@@ -196,6 +206,11 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
       };
       const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
       return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
+    },
+    elevenlabs: (f, key) => async ({ signal }) => {
+      const response = await fetch("/v1/single-use-token/realtime_scribe", { method: "POST", signal, headers: { "xi-api-key": "dev-backend-key" } });
+      const { token } = await failed(response, "the single-use token endpoint");
+      return { url: elevenLabsSocketUrl(socketOrigin(), f, key, token) };
     },
     soniox: (f, key) => async ({ signal }) => {
       const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) };

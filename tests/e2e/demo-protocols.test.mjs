@@ -30,7 +30,7 @@ after(async () => {
   await stack?.close();
 });
 
-for (const protocol of ["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox"]) {
+for (const protocol of ["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs"]) {
   test(`${protocol}: the spoken sentence comes back word for word through the demo`, { skip }, async () => {
     const page = await browser.newPage();
     const errors = [];
@@ -51,6 +51,7 @@ for (const protocol of ["gladia", "deepgram", "assemblyai", "openai", "speechmat
       if (protocol === "openai") assert.ok(Object.values(stats.openai.keys).some((key) => key.subprotocolAuth > 0 && key.completed > 0 && key.badAudio === 0), "through the OpenAI mock, 24 kHz base64 audio");
       if (protocol === "speechmatics") assert.ok(Object.values(stats.speechmatics.keys).some((key) => key.jwtAuth > 0 && key.starts > 0 && key.utterances > 0 && key.audioBeforeStart === 0), "through the Speechmatics mock, audio after RecognitionStarted");
       if (protocol === "soniox") assert.ok(Object.values(stats.soniox.keys).some((key) => key.configs > 0 && key.endpoints + key.finished > 0 && key.badConfigs === 0), "through the Soniox mock, the key in the configuration");
+      if (protocol === "elevenlabs") assert.ok(Object.values(stats.elevenlabs.keys).some((key) => key.chunks > 0 && key.committed > 0 && key.badChunks === 0), "through the ElevenLabs mock, base64 chunks");
       assert.deepEqual(errors, []);
     } finally {
       await page.close();
