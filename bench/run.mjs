@@ -29,11 +29,14 @@ function sizes() {
 /**
  * The official SDKs' own browser builds (devDependencies), gzipped: what a page loads to stream to
  * the provider with its SDK. Deepgram ships one bundle of the whole SDK; AssemblyAI a streaming-only
- * one. (No reconnect with a stable-open reset, no bounded re-provisioning, no resend: PROVIDERS.md.)
+ * one; Speechmatics a real-time-only one; ElevenLabs one of its whole client (conversations and
+ * Scribe). Soniox's browser SDK (`@soniox/client`) is not a devDependency (its Node twin is). (No reconnect with a stable-open reset, no bounded re-provisioning, no resend: PROVIDERS.md.)
  */
 const SDK_BUNDLES = {
   "@deepgram/sdk (dist/browser/index.global.js)": "node_modules/@deepgram/sdk/dist/browser/index.global.js",
   "assemblyai streaming (dist/assemblyai.streaming.umd.min.js)": "node_modules/assemblyai/dist/assemblyai.streaming.umd.min.js",
+  "@speechmatics/real-time-client (dist/index.browser.min.js)": "node_modules/@speechmatics/real-time-client/dist/index.browser.min.js",
+  "@elevenlabs/client (dist/lib.iife.js, the whole client)": "node_modules/@elevenlabs/client/dist/lib.iife.js",
 };
 /**
  * SDKs that ship no browser bundle, only ES modules: the modules their browser client imports,
