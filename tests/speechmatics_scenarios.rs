@@ -87,7 +87,10 @@ fn start_recognition_goes_first_and_audio_waits_for_recognition_started() {
     assert_eq!(sent_texts.len(), 1);
     assert!(sent_texts[0].starts_with(r#"{"message":"StartRecognition""#));
     assert!(sent_texts[0].contains(r#""transcription_config":{"language":"de"}"#));
-    assert!(sent(&opened).is_empty(), "no audio before RecognitionStarted");
+    assert!(
+        sent(&opened).is_empty(),
+        "no audio before RecognitionStarted"
+    );
     let mut more = d.audio(10);
     more.extend(d.advance(100));
     assert!(sent(&more).is_empty());
