@@ -29,18 +29,45 @@ function sizes() {
 /**
  * The official SDKs' own browser builds (devDependencies), gzipped: what a page loads to stream to
  * the provider with its SDK. Deepgram ships one bundle of the whole SDK; AssemblyAI a streaming-only
- * one. (No reconnect with a stable-open reset, no bounded re-provisioning, no resend: PROVIDERS.md.)
+ * one; Speechmatics a real-time-only one; ElevenLabs one of its whole client (conversations and
+ * Scribe). Soniox's browser SDK (`@soniox/client`) is not a devDependency (its Node twin is). (No reconnect with a stable-open reset, no bounded re-provisioning, no resend: PROVIDERS.md.)
  */
 const SDK_BUNDLES = {
   "@deepgram/sdk (dist/browser/index.global.js)": "node_modules/@deepgram/sdk/dist/browser/index.global.js",
   "assemblyai streaming (dist/assemblyai.streaming.umd.min.js)": "node_modules/assemblyai/dist/assemblyai.streaming.umd.min.js",
+  "@speechmatics/real-time-client (dist/index.browser.min.js)": "node_modules/@speechmatics/real-time-client/dist/index.browser.min.js",
+  "@elevenlabs/client (dist/lib.iife.js, the whole client)": "node_modules/@elevenlabs/client/dist/lib.iife.js",
 };
+/**
+ * SDKs that ship no browser bundle, only ES modules: the modules their browser client imports,
+ * followed from its entry through relative imports, each gzipped (level 9) and summed — an upper
+ * bound on what a bundler would ship, without tree shaking.
+ */
+const SDK_MODULE_GRAPHS = {
+  "openai realtime browser client (realtime/websocket.mjs and what it imports)": "node_modules/openai/realtime/websocket.mjs",
+};
+function moduleGraphGz(entry) {
+  const seen = new Set();
+  let total = 0;
+  const visit = (file) => {
+    if (seen.has(file) || !existsSync(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, "utf8");
+    total += gzipSync(text, { level: 9 }).length;
+    for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*["'](\.[^"']+)["']/g)) visit(path.resolve(path.dirname(file), spec));
+  };
+  visit(path.join(root, entry));
+  return total;
+}
 function sdkSizes() {
-  return Object.fromEntries(
-    Object.entries(SDK_BUNDLES)
+  return Object.fromEntries([
+    ...Object.entries(SDK_BUNDLES)
       .filter(([, file]) => existsSync(path.join(root, file)))
       .map(([name, file]) => [name, gzipSync(readFileSync(path.join(root, file)), { level: 9 }).length]),
-  );
+    ...Object.entries(SDK_MODULE_GRAPHS)
+      .filter(([, file]) => existsSync(path.join(root, file)))
+      .map(([name, file]) => [name, moduleGraphGz(file)]),
+  ]);
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

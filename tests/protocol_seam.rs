@@ -15,8 +15,22 @@ use turnguard::core::transcriber::{Action, ProvisionReason, State, TranscriberCo
 #[test]
 fn the_protocols_are_listed_by_name_with_gladia_first() {
     let names: Vec<&str> = PROTOCOLS.iter().map(|(name, _)| *name).collect();
-    assert_eq!(names, ["gladia", "deepgram", "assemblyai"]);
-    assert_eq!(protocol_names(), r#""gladia", "deepgram", "assemblyai""#);
+    assert_eq!(
+        names,
+        [
+            "gladia",
+            "deepgram",
+            "assemblyai",
+            "openai",
+            "speechmatics",
+            "soniox",
+            "elevenlabs"
+        ]
+    );
+    assert_eq!(
+        protocol_names(),
+        r#""gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs""#
+    );
     for name in names {
         assert_eq!(protocol_named(name).map(|p| p.name()), Some(name));
     }

@@ -41,7 +41,7 @@ export function llmUrl(route, f, upstream) {
 }
 
 /** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai"]);
+export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs"]);
 
 /** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
 export function deepgramSocketUrl(origin, f, key) {
@@ -59,6 +59,43 @@ export function assemblyAiSocketUrl(origin, f, key, token) {
   else if (f.aai3009) params.set("mock_close", "3009"), params.set("mock_times", "1");
   params.set("token", token);
   return `${origin}/v3/ws?${params}`;
+}
+
+/** The OpenAI Realtime transcription socket URL for the switches `f`. */
+export function openAiSocketUrl(origin, f, key) {
+  const params = new URLSearchParams({ intent: "transcription", recognizer: "speech", mock_key: key });
+  if (f.oaDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.oaSessionExpired) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
+  else if (f.oa4000) params.set("mock_close", "4000"), params.set("mock_close_after_frames", "100");
+  return `${origin}/v1/realtime?${params}`;
+}
+
+/** The Speechmatics socket URL for the switches `f` and a temporary `key`. */
+export function speechmaticsSocketUrl(origin, f, key, jwt) {
+  const params = new URLSearchParams({ jwt, recognizer: "speech", mock_key: key });
+  if (f.smDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.sm4005) params.set("mock_close", "4005"), params.set("mock_close_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.smLateReceipts) params.set("mock_receipt_delay_ms", "2000");
+  return `${origin}/v2?${params}`;
+}
+
+/** The Soniox socket URL for the switches `f` (the key goes in the configuration message). */
+export function sonioxSocketUrl(origin, f, key) {
+  const params = new URLSearchParams({ recognizer: "speech", mock_key: key });
+  if (f.sxDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.sx503) params.set("mock_error", "503"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.sx402) params.set("mock_error", "402"), params.set("mock_error_after_frames", "100");
+  return `${origin}/transcribe-websocket?${params}`;
+}
+
+/** The ElevenLabs Scribe socket URL for the switches `f` and a single-use `token`. */
+export function elevenLabsSocketUrl(origin, f, key, token) {
+  const params = new URLSearchParams({ model_id: "scribe_v2_realtime", audio_format: "pcm_16000", commit_strategy: "vad", include_timestamps: "true", recognizer: "speech", mock_key: key });
+  if (f.elDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
+  else if (f.elRateLimited) params.set("mock_error", "rate_limited"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
+  else if (f.elTerms) params.set("mock_error", "unaccepted_terms"), params.set("mock_error_after_frames", "100");
+  params.set("token", token);
+  return `${origin}/v1/speech-to-text/realtime?${params}`;
 }
 
 /** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
@@ -156,7 +193,8 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
   };
   /**
    * The app's backend, per protocol: Gladia's session, Deepgram's short-lived token (asked again for
-   * every connect), AssemblyAI's single-use token (the same). Here the dev stack's mocks answer.
+   * every connect), AssemblyAI's single-use token (the same), OpenAI's client secret (the same: it
+   * expires). Here the dev stack's mocks answer.
    */
   const provisioners = {
     gladia: (f) => gladiaProvisioner(f),
@@ -181,6 +219,31 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
         }
         return { url: assemblyAiSocketUrl(socketOrigin(), f, key, token) };
       };
+    },
+    openai: (f, key) => async ({ signal }) => {
+      const init = {
+        method: "POST",
+        signal,
+        headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" },
+        body: JSON.stringify({ expires_after: { anchor: "created_at", seconds: 600 }, session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe" }, turn_detection: { type: "server_vad" } } } } }),
+      };
+      const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
+      return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
+    },
+    elevenlabs: (f, key) => async ({ signal }) => {
+      const response = await fetch("/v1/single-use-token/realtime_scribe", { method: "POST", signal, headers: { "xi-api-key": "dev-backend-key" } });
+      const { token } = await failed(response, "the single-use token endpoint");
+      return { url: elevenLabsSocketUrl(socketOrigin(), f, key, token) };
+    },
+    soniox: (f, key) => async ({ signal }) => {
+      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) };
+      const { api_key } = await failed(await fetch("/v1/auth/temporary-api-key", init), "the temporary key endpoint");
+      return { url: sonioxSocketUrl(socketOrigin(), f, key), config: { api_key } };
+    },
+    speechmatics: (f, key) => async ({ signal }) => {
+      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl: 60 }) };
+      const { key_value: jwt } = await failed(await fetch("/v1/api_keys?type=rt", init), "the temporary key endpoint");
+      return { url: speechmaticsSocketUrl(socketOrigin(), f, key, jwt), config: { transcription_config: { language: "en", enable_partials: true, max_delay: 1.0, conversation_config: { end_of_utterance_silence_trigger: 0.5 } } } };
     },
   };
 

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assemblyAiSocketUrl, deepgramSocketUrl, llmUrl, provisionUrl } from "./agent.mjs";
+import { assemblyAiSocketUrl, deepgramSocketUrl, elevenLabsSocketUrl, llmUrl, openAiSocketUrl, provisionUrl, sonioxSocketUrl, speechmaticsSocketUrl } from "./agent.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -34,4 +34,17 @@ test("the Deepgram and AssemblyAI switches become the mocks' switches in the soc
   assert.equal(aai.pathname, "/v3/ws");
   assert.deepEqual([aai.searchParams.get("format_turns"), aai.searchParams.get("mock_close"), aai.searchParams.get("token")], ["true", "3009", "t0"]);
   assert.equal(new URL(assemblyAiSocketUrl("ws://h", { aai3008: true }, "k", "t")).searchParams.get("mock_session_ms"), "5000");
+  const oa = new URL(openAiSocketUrl("ws://h", { oaDrop: true }, "k"));
+  assert.equal(oa.pathname, "/v1/realtime");
+  assert.deepEqual([oa.searchParams.get("intent"), oa.searchParams.get("mock_drop_after_ms"), oa.searchParams.get("mock_key")], ["transcription", "1500", "k"]);
+  assert.equal(new URL(openAiSocketUrl("ws://h", { oa4000: true }, "k")).searchParams.get("mock_close"), "4000");
+  const el = new URL(elevenLabsSocketUrl("ws://h", { elTerms: true }, "k", "t"));
+  assert.equal(el.pathname, "/v1/speech-to-text/realtime");
+  assert.deepEqual([el.searchParams.get("mock_error"), el.searchParams.get("token"), el.searchParams.get("include_timestamps")], ["unaccepted_terms", "t", "true"]);
+  const sx = new URL(sonioxSocketUrl("ws://h", { sx503: true }, "k"));
+  assert.equal(sx.pathname, "/transcribe-websocket");
+  assert.deepEqual([sx.searchParams.get("mock_error"), sx.searchParams.get("mock_key")], ["503", "k"]);
+  const sm = new URL(speechmaticsSocketUrl("ws://h", { sm4005: true }, "k", "j"));
+  assert.equal(sm.pathname, "/v2");
+  assert.deepEqual([sm.searchParams.get("jwt"), sm.searchParams.get("mock_close"), sm.searchParams.get("mock_key")], ["j", "4005", "k"]);
 });

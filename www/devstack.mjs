@@ -16,6 +16,7 @@ import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
 import { ASSEMBLYAI_SWITCHES, createAssemblyAiMock, matchAssemblyAiSocketPath, matchAssemblyAiTokenPath } from "./devstack/assemblyai.mjs";
 import { createDeepgramMock, DEEPGRAM_SWITCHES, matchDeepgramGrantPath, matchDeepgramSocketPath } from "./devstack/deepgram.mjs";
+import { PROVIDER_MOCKS } from "./devstack/providers.mjs";
 import { createSpeechStt, matchSpeechProvisionPath, matchSpeechSocketPath, SPEECH_MODES } from "./devstack/speech.mjs";
 import { serveStatic } from "./devstack/static.mjs";
 import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from "./devstack/upstream.mjs";
@@ -37,6 +38,7 @@ export const SERVICES = Object.freeze({
   speech: { path: "/speech/v2/live", socket: "/speech/v2/live/ws?token=<id>", modes: SPEECH_MODES },
   deepgram: { path: "/v1/auth/grant", socket: "/v1/listen (subprotocols bearer, <token>)", switches: DEEPGRAM_SWITCHES },
   assemblyai: { path: "/v3/token", socket: "/v3/ws?token=<token>", switches: ASSEMBLYAI_SWITCHES },
+  ...Object.fromEntries(PROVIDER_MOCKS.map((mock) => [mock.name, mock.service])),
 });
 
 /**
@@ -67,12 +69,14 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
   ctx.deepgram = deepgram;
   const assemblyai = createAssemblyAiMock(ctx);
   ctx.assemblyai = assemblyai;
+  ctx.providers = PROVIDER_MOCKS.map((entry) => ({ entry, mock: entry.create(ctx) }));
   const reset = () => {
     stats.reset();
     stt.recountOpen();
     speech.reset();
     deepgram.reset();
     assemblyai.reset();
+    for (const { mock } of ctx.providers) mock.reset();
   };
 
   const server = http.createServer((req, res) => {
@@ -89,6 +93,11 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     const url = requestUrl(req);
     if (matchAssemblyAiSocketPath(url.pathname)) {
       assemblyai.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
+      return;
+    }
+    const provider = ctx.providers.find(({ entry }) => entry.matchSocket(url.pathname));
+    if (provider) {
+      provider.mock.handleUpgrade(req, socket, head, url).catch(() => socket.destroy());
       return;
     }
     if (matchDeepgramSocketPath(url.pathname)) {
@@ -120,6 +129,7 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
       await stt.close();
       await deepgram.close();
       await assemblyai.close();
+      for (const { mock } of ctx.providers) await mock.close();
       await speech.close();
       for (const socket of sockets) socket.destroy();
       await closed;
@@ -140,7 +150,7 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
-    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), deepgram: ctx.deepgram.stats(), assemblyai: ctx.assemblyai.stats(), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
+    return sendJson(req, res, 200, { ...ctx.stats.toJSON(), speech: ctx.speech.stats(), deepgram: ctx.deepgram.stats(), assemblyai: ctx.assemblyai.stats(), ...Object.fromEntries(ctx.providers.map(({ entry, mock }) => [entry.name, mock.stats()])), ttsEngine: espeakAvailable() ? "espeak-ng" : "tone", llmUpstream: upstreamInfo(ctx.upstream), services: SERVICES });
   }
   if (pathname === "/__reset") {
     if (req.method !== "POST") return sendJson(req, res, 405, { error: "use POST" });
@@ -158,6 +168,8 @@ async function route(ctx, stt, rootDir, reset, req, res) {
   if (matchSpeechProvisionPath(pathname)) return ctx.speech.handleProvision(req, res, url);
   if (matchDeepgramGrantPath(pathname)) return ctx.deepgram.handleGrant(req, res, url);
   if (matchAssemblyAiTokenPath(pathname)) return ctx.assemblyai.handleToken(req, res, url);
+  const provider = ctx.providers.find(({ entry }) => entry.matchHttp(pathname));
+  if (provider) return provider.mock.handleHttp(req, res, url);
   const provision = matchSttProvisionPath(pathname);
   if (provision) return stt.handleProvision(req, res, url, provision.mode);
 

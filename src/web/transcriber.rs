@@ -396,7 +396,7 @@ impl Shared {
                     .unwrap_or_default();
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
                     for message in messages {
-                        socket.send_text(message);
+                        socket.send_text(&message);
                     }
                 }
             }

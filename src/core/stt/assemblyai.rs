@@ -197,8 +197,8 @@ impl Protocol for AssemblyAi {
         })
     }
 
-    fn finish_messages(&self) -> &'static [&'static str] {
-        &[FORCE_ENDPOINT, TERMINATE]
+    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+        vec![FORCE_ENDPOINT.to_owned(), TERMINATE.to_owned()]
     }
 
     fn classify_close(&mut self, code: u16) -> CloseClass {

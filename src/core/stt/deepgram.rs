@@ -181,8 +181,8 @@ impl Protocol for Deepgram {
         })
     }
 
-    fn finish_messages(&self) -> &'static [&'static str] {
-        &[FINALIZE, CLOSE_STREAM]
+    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+        vec![FINALIZE.to_owned(), CLOSE_STREAM.to_owned()]
     }
 
     fn classify_close(&mut self, code: u16) -> CloseClass {

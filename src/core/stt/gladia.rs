@@ -40,8 +40,8 @@ impl Protocol for Gladia {
         events.push(event(classify(read(text))));
     }
 
-    fn finish_messages(&self) -> &'static [&'static str] {
-        &[STOP_RECORDING]
+    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+        vec![STOP_RECORDING.to_owned()]
     }
 
     fn classify_close(&mut self, code: u16) -> CloseClass {

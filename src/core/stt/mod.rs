@@ -4,8 +4,13 @@
 
 pub mod assemblyai;
 pub mod deepgram;
+pub mod elevenlabs;
 pub mod gladia;
+pub mod openai;
 pub mod protocol;
+pub mod resample;
+pub mod soniox;
+pub mod speechmatics;
 pub mod transcriber;
 
 use protocol::Protocol;
@@ -18,6 +23,10 @@ pub const PROTOCOLS: &[(&str, MakeProtocol)] = &[
     ("gladia", gladia::protocol),
     ("deepgram", deepgram::protocol),
     ("assemblyai", assemblyai::protocol),
+    ("openai", openai::protocol),
+    ("speechmatics", speechmatics::protocol),
+    ("soniox", soniox::protocol),
+    ("elevenlabs", elevenlabs::protocol),
 ];
 
 /// The protocol called `name`, if there is one.

@@ -113,6 +113,10 @@ pub enum Event {
     /// The server finalized this connection's audio up to this many milliseconds
     /// ([`Watermark::FinalizedTime`]).
     FinalizedUntilMs(u64),
+    /// The server accepted the start message: audio may flow ([`Protocol::audio_after_start`]).
+    Started,
+    /// The server received this many frames of this connection ([`Protocol::receipt_window_ms`]).
+    Received(u64),
     /// The server ended the session (Gladia's `end_session`): over, unless we are stopping.
     SessionOver,
     /// The server has sent everything after the finish message.
@@ -137,9 +141,23 @@ pub trait Protocol: fmt::Debug {
     fn decode(&mut self, text: &str, events: &mut Vec<Event>);
 
     /// A text message to send first on every connection, if the protocol has one. `config` is the
-    /// JSON object `provision()` gave as `config`, whose fields go into it ([`merged_object`]).
-    fn start_message(&self, _config: Option<&str>) -> Option<String> {
+    /// JSON object `provision()` gave as `config`, whose fields go into it ([`merged_object`]);
+    /// `sample_rate` is the audio's.
+    fn start_message(&self, _config: Option<&str>, _sample_rate: u32) -> Option<String> {
         None
+    }
+
+    /// Whether audio must wait for the server's answer to the start message
+    /// ([`Event::Started`]); otherwise it flows as soon as the socket opens.
+    fn audio_after_start(&self) -> bool {
+        false
+    }
+
+    /// Most audio, in milliseconds, that may be on a connection ahead of the server's receipts
+    /// ([`Event::Received`]): flow control, and liveness (a socket that owes receipts for
+    /// `ackTimeoutMs` is half-open). 0: the protocol sends no receipts.
+    fn receipt_window_ms(&self) -> u64 {
+        0
     }
 
     /// The keepalive, if the protocol needs one while no audio flows (L9).
@@ -147,9 +165,14 @@ pub trait Protocol: fmt::Debug {
         None
     }
 
-    /// The text messages that finish the stream on `stop()`, in order: the server then sends
-    /// what is left and [`Event::Finished`] or closes.
-    fn finish_messages(&self) -> &'static [&'static str];
+    /// The text messages that finish the stream on `stop()`, in order, once `frames_sent` frames
+    /// went out on this connection: the server then sends what is left and [`Event::Finished`] or
+    /// closes.
+    fn finish_messages(&self, frames_sent: u64) -> Vec<String>;
+
+    /// The finish messages went out (`stop()`): a protocol whose server sends no end-of-stream
+    /// message of its own can now tell when it has sent everything ([`Event::Finished`]).
+    fn on_finish(&mut self) {}
 
     /// What a close with `code` means (R2). May depend on what this protocol saw before.
     fn classify_close(&mut self, code: u16) -> CloseClass;
@@ -172,9 +195,10 @@ pub trait Protocol: fmt::Debug {
         None
     }
 
-    /// One frame of PCM16 audio as a text message, for protocols that take base64 in JSON;
-    /// `None` sends it as a binary frame.
-    fn audio_text(&self, _pcm: &[u8]) -> Option<String> {
+    /// One frame of PCM16 audio at `sample_rate` as a text message, for protocols that take
+    /// base64 in JSON (and may resample it to [`Protocol::sample_rate`]); `None` sends it as a
+    /// binary frame.
+    fn audio_text(&self, _pcm: &[u8], _sample_rate: u32) -> Option<String> {
         None
     }
 }

@@ -122,6 +122,8 @@ pub struct Transcriber {
     stopping: bool,
     /// `stop` waits for the audio buffer to drain before the finish messages go out.
     finish_pending: bool,
+    /// Audio may flow on the open socket (the protocol's start was answered, where it must be).
+    audio_flowing: bool,
     /// Why the next or current `provision()` is called.
     provision_reason: ProvisionReason,
     /// When the current socket opened and when a text frame last went out on it (L9).
@@ -155,6 +157,7 @@ impl Transcriber {
                 config.sample_rate,
                 protocol.watermark(),
                 protocol.pacing(),
+                protocol.receipt_window_ms(),
             ),
             protocol,
             policy,
@@ -164,6 +167,7 @@ impl Transcriber {
             after_backoff: ReconnectAction::Reprovision,
             stopping: false,
             finish_pending: false,
+            audio_flowing: false,
             provision_reason: ProvisionReason::Start,
             opened_at: None,
             last_text_at: None,
@@ -199,13 +203,13 @@ impl Transcriber {
     }
 
     /// The text frames [`Action::SendStopRecording`] stands for, in order.
-    pub fn finish_messages(&self) -> &'static [&'static str] {
-        self.protocol.finish_messages()
+    pub fn finish_messages(&self) -> Vec<String> {
+        self.protocol.finish_messages(self.audio.connection_frames)
     }
 
     /// One frame of audio as the protocol's text message, or `None` to send it as binary.
     pub fn audio_text(&self, pcm: &[u8]) -> Option<String> {
-        self.protocol.audio_text(pcm)
+        self.protocol.audio_text(pcm, self.config.sample_rate)
     }
 
     /// Why the pending [`Action::Provision`] calls `provision()`.
@@ -295,10 +299,17 @@ impl Transcriber {
         self.opened_at = Some(now);
         self.last_text_at = None;
         self.set_state(State::Open);
-        if let Some(start) = self.protocol.start_message(self.start_config.as_deref()) {
+        let rate = self.config.sample_rate;
+        if let Some(start) = self
+            .protocol
+            .start_message(self.start_config.as_deref(), rate)
+        {
             self.send_text(start, now);
         }
-        self.audio.on_open(now, &mut self.actions);
+        self.audio_flowing = !self.protocol.audio_after_start();
+        if self.audio_flowing {
+            self.audio.on_open(now, &mut self.actions);
+        }
     }
 
     /// The socket closed with `code` (1006 when it never opened or was cut).
@@ -364,10 +375,22 @@ impl Transcriber {
             Event::Finished | Event::SessionOver if self.stopping => self.finish_stop(true),
             Event::SessionOver => self.session_ended(now),
             Event::AckBytes(bytes) => self.audio.on_acknowledged(bytes, now),
+            Event::Started if !self.audio_flowing => {
+                self.audio_flowing = true;
+                self.audio.on_open(now, &mut self.actions);
+                if self.stopping {
+                    self.audio.flush(now, &mut self.actions);
+                    self.finish_when_drained();
+                }
+            }
+            Event::Received(frames) => {
+                self.audio.on_received(frames, now, &mut self.actions);
+                self.finish_when_drained();
+            }
             Event::FinalizedUntilMs(ms) => self.audio.on_finalized(ms),
             Event::Malformed => self.stats.malformed_messages += 1,
             Event::Unknown => self.stats.unknown_messages += 1,
-            Event::SpeechEnd | Event::Finished | Event::Ignored => {}
+            Event::SpeechEnd | Event::Finished | Event::Started | Event::Ignored => {}
         }
     }
 
@@ -388,7 +411,7 @@ impl Transcriber {
         if bytes.is_empty() {
             return true;
         }
-        let open = self.state == State::Open;
+        let open = self.state == State::Open && self.audio_flowing;
         self.audio.push(bytes, now, open, &mut self.actions);
         true
     }
@@ -408,7 +431,9 @@ impl Transcriber {
                 ..Timers::default()
             };
             // Paced audio still waiting goes out first, so the last words reach the server.
-            self.audio.flush(now, &mut self.actions);
+            if self.audio_flowing {
+                self.audio.flush(now, &mut self.actions);
+            }
             self.finish_pending = true;
             self.finish_when_drained();
         } else {
@@ -423,6 +448,7 @@ impl Transcriber {
         }
         self.policy.on_client_detach();
         if self.state == State::Open && !self.stopping {
+            self.protocol.on_finish();
             self.actions.push_back(Action::SendStopRecording);
         }
         self.finish_stop(matches!(self.state, State::Open | State::Connecting));
@@ -439,7 +465,8 @@ impl Transcriber {
             return self.socket_lost(1006, now);
         }
         if self.state == State::Open {
-            if self.audio.next_send_at().is_some_and(|at| at <= now) {
+            let flowing = self.audio_flowing;
+            if flowing && self.audio.next_send_at().is_some_and(|at| at <= now) {
                 self.audio.on_pace(now, &mut self.actions);
                 self.finish_when_drained();
             }
@@ -469,7 +496,7 @@ impl Transcriber {
     /// When `handle_timeout` must be called next, if any timer is armed.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
-        let open = (self.state == State::Open).then_some(());
+        let open = (self.state == State::Open && self.audio_flowing).then_some(());
         let pace = open.and_then(|()| self.audio.next_send_at());
         [
             self.timers.earliest(),
@@ -500,7 +527,10 @@ impl Transcriber {
         if self.state != State::Open || self.stopping || self.config.ack_timeout_ms == 0 {
             return None;
         }
-        let since = self.audio.owed_ack_since()?;
+        let since = [self.audio.owed_ack_since(), self.audio.owed_receipt_since()]
+            .into_iter()
+            .flatten()
+            .min()?;
         Some(since.after(self.config.ack_timeout_ms))
     }
 
@@ -524,8 +554,9 @@ impl Transcriber {
 
     /// `stop`: the finish messages go out once every frame has.
     fn finish_when_drained(&mut self) {
-        if self.finish_pending && self.audio.drained() {
+        if self.finish_pending && self.audio_flowing && self.audio.drained() {
             self.finish_pending = false;
+            self.protocol.on_finish();
             self.actions.push_back(Action::SendStopRecording);
         }
     }

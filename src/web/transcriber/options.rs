@@ -163,7 +163,7 @@ pub fn gladia_provisioner(
 #[wasm_bindgen(typescript_custom_section)]
 const TRANSCRIBER_TYPES: &str = r#"
 /** The wire protocols `LiveTranscriber` speaks (`docs/providers.md` has each one's backend call). */
-export type TranscriberProtocol = "gladia" | "deepgram" | "assemblyai";
+export type TranscriberProtocol = "gladia" | "deepgram" | "assemblyai" | "openai" | "speechmatics" | "soniox" | "elevenlabs";
 
 /**
  * What `provision()` resolves to: the live session's WebSocket URL (it carries the session token

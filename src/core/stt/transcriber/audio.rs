@@ -14,6 +14,9 @@
 //!   socket staying open [`UNACKED_CONFIRM_MS`] after the send. Where every connection is a new
 //!   session, only by what the server finalized: a frame is done with once the final results cover
 //!   its end on its connection's audio clock; everything else is sent again on the next one.
+//! - **Within the receipt window.** Where the server receipts each frame (Speechmatics'
+//!   `AudioAdded`), no more than the protocol's window of audio is out ahead of the receipts; a
+//!   receipt is flow control and liveness, never the watermark.
 //! - **Paced.** A protocol may cap how fast audio goes out on one connection (a resent backlog
 //!   must not run faster than the provider allows) and the size of frames (small ones are joined,
 //!   large ones split). So a socket that dies right after it opened does not
@@ -64,8 +67,17 @@ pub(super) struct AudioBuffer {
     acknowledging: bool,
     watermark: Watermark,
     pacing: Pacing,
-    /// Bytes sent on the current connection, and when it opened (pacing, finalized time).
+    /// Bytes and frames sent on the current connection, and when it opened (pacing, finalized
+    /// time, the finish's frame count).
     connection_bytes: u64,
+    pub(super) connection_frames: u64,
+    /// Most bytes out ahead of the server's receipts; 0 for no receipts.
+    window: u64,
+    /// Sizes of the frames sent on this connection and not receipted yet, oldest first, and
+    /// when the oldest went out or the last receipt came.
+    unreceipted: VecDeque<u64>,
+    unreceipted_bytes: u64,
+    receipt_due_since: Option<Millis>,
     connection_opened: Millis,
     /// `stop`: a last frame under the protocol's smallest size goes out too, padded.
     flush_tail: bool,
@@ -81,8 +93,19 @@ pub(super) struct AudioBuffer {
 }
 
 impl AudioBuffer {
-    pub(super) fn new(bound: u64, sample_rate: u32, watermark: Watermark, pacing: Pacing) -> Self {
+    pub(super) fn new(
+        bound: u64,
+        sample_rate: u32,
+        watermark: Watermark,
+        pacing: Pacing,
+        window_ms: u64,
+    ) -> Self {
         AudioBuffer {
+            connection_frames: 0,
+            window: pcm_bytes_for_ms(window_ms, sample_rate),
+            unreceipted: VecDeque::new(),
+            unreceipted_bytes: 0,
+            receipt_due_since: None,
             frames: VecDeque::new(),
             bytes: 0,
             bound,
@@ -142,8 +165,10 @@ impl AudioBuffer {
     /// reported yet are reported.
     pub(super) fn on_open(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
         self.connection_bytes = 0;
+        self.connection_frames = 0;
         self.connection_opened = now;
         self.last_ack_at = None;
+        self.forget_receipts();
         self.transmit_waiting(now, actions);
         self.report_drops(actions);
         self.outage_reported = false;
@@ -153,6 +178,38 @@ impl AudioBuffer {
     pub(super) fn on_socket_lost(&mut self, now: Millis) {
         self.confirm_by_time(now);
         self.in_flight = 0;
+        self.forget_receipts();
+    }
+
+    /// The server received the first `frames` frames of this connection: the window moves on
+    /// and what it held back goes out.
+    pub(super) fn on_received(&mut self, frames: u64, now: Millis, actions: &mut VecDeque<Action>) {
+        let sent_before = self
+            .connection_frames
+            .saturating_sub(self.unreceipted.len() as u64);
+        let newly = frames.saturating_sub(sent_before);
+        for _ in 0..newly {
+            let Some(size) = self.unreceipted.pop_front() else {
+                break;
+            };
+            self.unreceipted_bytes = self.unreceipted_bytes.saturating_sub(size);
+        }
+        if newly > 0 {
+            self.receipt_due_since = (!self.unreceipted.is_empty()).then_some(now);
+            self.transmit_waiting(now, actions);
+        }
+    }
+
+    /// Since when the current socket owes a receipt: the later of its last receipt and the
+    /// oldest frame it has not receipted (L4: silent past `ack_timeout_ms` from then: half-open).
+    pub(super) fn owed_receipt_since(&self) -> Option<Millis> {
+        self.receipt_due_since
+    }
+
+    fn forget_receipts(&mut self) {
+        self.unreceipted.clear();
+        self.unreceipted_bytes = 0;
+        self.receipt_due_since = None;
     }
 
     /// A new session: it has not acknowledged anything yet.
@@ -225,7 +282,8 @@ impl AudioBuffer {
     pub(super) fn next_send_at(&self) -> Option<Millis> {
         let rate = u64::from(self.pacing.rate_percent);
         let frame = self.frames.get(self.in_flight)?;
-        if rate == 0 || self.held_tail(self.in_flight) {
+        if rate == 0 || self.held_tail(self.in_flight) || !self.window_allows(frame.bytes.len()) {
+            // A frame the window holds back goes out on the next receipt, not on a timer.
             return None;
         }
         let total = self
@@ -287,6 +345,11 @@ impl AudioBuffer {
                 .is_some_and(|f| (f.bytes.len() as u64) < min)
     }
 
+    /// Whether `bytes` more may go out ahead of the server's receipts.
+    fn window_allows(&self, bytes: usize) -> bool {
+        self.window == 0 || self.unreceipted_bytes.saturating_add(bytes as u64) <= self.window
+    }
+
     /// Whether `bytes` more may go out on this connection at `now`.
     fn pace_allows(&self, bytes: u64, now: Millis) -> bool {
         let rate = u64::from(self.pacing.rate_percent);
@@ -314,7 +377,7 @@ impl AudioBuffer {
             else {
                 break;
             };
-            if !self.pace_allows(size as u64, now) {
+            if !self.pace_allows(size as u64, now) || !self.window_allows(size) {
                 break;
             }
             let Some(frame) = self.frames.get_mut(self.in_flight) else {
@@ -327,6 +390,12 @@ impl AudioBuffer {
                 self.bytes = self.bytes.saturating_add(added as u64);
             }
             self.connection_bytes = self.connection_bytes.saturating_add(size as u64);
+            self.connection_frames += 1;
+            if self.window > 0 {
+                self.unreceipted.push_back(size as u64);
+                self.unreceipted_bytes = self.unreceipted_bytes.saturating_add(size as u64);
+                self.receipt_due_since.get_or_insert(now);
+            }
             frame.sent_at = now;
             frame.end_offset = self.connection_bytes;
             self.counts.sent += 1;

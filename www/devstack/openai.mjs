@@ -1,0 +1,323 @@
+// Mock OpenAI Realtime transcription sessions (PROVIDERS.md), with the real recognizer or the
+// scripted one behind it (recognizers.mjs). The official `openai` SDK (`OpenAIRealtimeWS`) connects
+// to it through TLS (www/sdk-openai.test.mjs: the SDK only speaks wss:).
+//
+//   POST /v1/realtime/client_secrets   Authorization: Bearer <any key>, body { expires_after?: { seconds },
+//                                      session? } -> { value: "ek_…", expires_at, session }.
+//                                      `?expired=1`: a secret already expired.
+//   WS   /v1/realtime?intent=transcription   auth: subprotocols ["realtime", "openai-insecure-api-key.<ek>"]
+//                                      (the browser) or `Authorization: Bearer <key or ek>` (a server).
+//                                      An unknown or expired ek: HTTP 401 at the handshake.
+//
+// As OpenAI does: `session.created`; `input_audio_buffer.append` with base64 24 kHz PCM16 (the
+// recognizer gets it at 16 kHz, every third sample of two dropped: nearest-sample decimation);
+// server VAD: `input_audio_buffer.speech_started`, `…speech_stopped` { audio_end_ms }, `…committed`,
+// then the item's `conversation.item.input_audio_transcription.delta`s and `…completed`;
+// `input_audio_buffer.commit` ends the utterance under way (under 100 ms of new audio: the
+// `input_audio_buffer_commit_empty` error); `input_audio_buffer.clear`; `session.update`. Unknown
+// events get an `error` event, never a close.
+//
+// Switches in the socket URL's query or its path (`/mock/<url-encoded switches>/v1/realtime`, for
+// the SDK, which rewrites the query), per `mock_key`: `recognizer=speech` (pocketsphinx; else the
+// scripted recognizer with `segment_ms`, `words_per_utterance`), `mock_out_of_order=1` (each odd
+// item's `completed` is held until the next item's went out), `mock_duplicate_completed=1` (every
+// `completed` twice), `mock_session_ms=N` (the `session_expired` error, then close 1001),
+// `mock_close=CODE` with `mock_close_after_frames=N`, `mock_drop_after_ms=N`,
+// `mock_drop_after_frames=N` (a cut, 1006), `mock_times=N` (only the key's first N connections).
+
+import { randomUUID } from "node:crypto";
+import { WebSocketServer } from "ws";
+import { HttpError, readJson, sendJson } from "./http.mjs";
+import { intParam, openRecognizer } from "./recognizers.mjs";
+import { CLOSE_LOG_LIMIT, pushBounded, SESSION_LIMIT } from "./stats.mjs";
+
+const SECRET_PATH = /^\/v1\/realtime\/client_secrets$/;
+const SOCKET_PATH = /^(?:\/mock\/([^/]*))?\/v1\/realtime$/;
+const SECRET_LIMIT = 1000;
+const EK_PREFIX = "openai-insecure-api-key.";
+/** Bytes of 24 kHz PCM16 per second. */
+export const OPENAI_BYTES_PER_SECOND = 48000;
+const MIN_COMMIT_BYTES = OPENAI_BYTES_PER_SECOND / 10; // 100 ms
+const noop = () => {};
+
+export const OPENAI_SWITCHES = Object.freeze(["recognizer", "mock_out_of_order", "mock_duplicate_completed", "mock_session_ms", "mock_close", "mock_close_after_frames", "mock_drop_after_ms", "mock_drop_after_frames", "mock_times"]);
+
+export const matchOpenAiSecretPath = (pathname) => SECRET_PATH.test(pathname);
+export const matchOpenAiSocketPath = (pathname) => SOCKET_PATH.test(pathname);
+
+function keyCounters() {
+  return {
+    connections: 0, open: 0, refused: 0, subprotocolAuth: 0, headerAuth: 0, appends: 0, bytes: 0, badAudio: 0,
+    commits: 0, emptyCommits: 0, clears: 0, sessionUpdates: 0, invalidMessages: 0, items: 0, completed: 0, closeCodes: [],
+  };
+}
+
+/** 24 kHz PCM16 to 16 kHz: samples 0 and 2 of every 3 (nearest-sample decimation). */
+function to16k(pcm24) {
+  const count = Math.floor(pcm24.length / 2);
+  const out = Buffer.alloc(Math.floor((count * 2) / 3) * 2);
+  for (let i = 0; i * 2 < out.length; i += 1) {
+    const from = Math.round(i * 1.5);
+    if (from < count) out.writeInt16LE(pcm24.readInt16LE(from * 2), i * 2);
+  }
+  return out;
+}
+
+export function createOpenAiMock(ctx) {
+  const secrets = new Map(); // ek -> expires at (ms since epoch)
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 16 << 20,
+    // The browser offers ["realtime", "openai-insecure-api-key.<ek>"]: the server picks "realtime".
+    handleProtocols: (protocols) => (protocols.has("realtime") ? "realtime" : false),
+  });
+  let counters = { secrets: 0, keys: {} };
+  const keyStats = (key) => {
+    if (!counters.keys[key]) {
+      const keys = Object.keys(counters.keys);
+      if (keys.length >= SESSION_LIMIT) delete counters.keys[keys[0]];
+      counters.keys[key] = keyCounters();
+    }
+    return counters.keys[key];
+  };
+
+  async function handleSecret(req, res, url) {
+    if (req.method !== "POST") return sendJson(req, res, 405, { error: { type: "invalid_request_error", message: "use POST" } });
+    if (!/^bearer\s+\S+/i.test(req.headers.authorization ?? "")) {
+      return sendJson(req, res, 401, { error: { type: "invalid_request_error", code: "invalid_api_key", message: "Incorrect API key provided." } });
+    }
+    let body;
+    try {
+      body = await readJson(req);
+    } catch (error) {
+      if (error instanceof HttpError) sendJson(req, res, error.status, { error: { type: "invalid_request_error", message: error.message } });
+      return;
+    }
+    const seconds = Number.isInteger(body.expires_after?.seconds) ? Math.min(7200, Math.max(10, body.expires_after.seconds)) : 600;
+    const value = `ek_${randomUUID().replaceAll("-", "")}`;
+    const expires = url.searchParams.get("expired") === "1" ? 0 : Date.now() + seconds * 1000;
+    secrets.set(value, expires);
+    if (secrets.size > SECRET_LIMIT) secrets.delete(secrets.keys().next().value);
+    counters.secrets += 1;
+    const session = { type: "transcription", id: `sess_${randomUUID().slice(0, 8)}`, object: "realtime.transcription_session", ...(body.session ?? {}) };
+    sendJson(req, res, 200, { value, expires_at: Math.floor(expires / 1000), session });
+  }
+
+  /** ["subprotocol" | "header", credential] from the handshake. */
+  function credentials(req) {
+    const offered = (req.headers["sec-websocket-protocol"] ?? "").split(",").map((item) => item.trim());
+    const ek = offered.find((item) => item.startsWith(EK_PREFIX));
+    if (ek) return ["subprotocol", ek.slice(EK_PREFIX.length)];
+    const [scheme, value] = (req.headers.authorization ?? "").split(/\s+/, 2);
+    return scheme?.toLowerCase() === "bearer" && value ? ["header", value] : [null, null];
+  }
+
+  async function handleUpgrade(req, socket, head, url) {
+    const params = new URLSearchParams(url.searchParams);
+    const inPath = SOCKET_PATH.exec(url.pathname)?.[1];
+    if (inPath) for (const [name, value] of new URLSearchParams(decodeURIComponent(inPath))) params.set(name, value);
+    const key = params.get("mock_key") ?? "default";
+    const stats = keyStats(key);
+    const [how, credential] = credentials(req);
+    // An ek must be one minted here and not expired; a server's own API key (not an ek) passes.
+    const ok = how && (credential.startsWith("ek_") ? (secrets.get(credential) ?? 0) > Date.now() : how === "header");
+    if (!ok || params.get("intent") !== "transcription") {
+      stats.refused += 1;
+      socket.end("HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    stats[how === "subprotocol" ? "subprotocolAuth" : "headerAuth"] += 1;
+    wss.handleUpgrade(req, socket, head, (ws) => accept(ws, params, key));
+  }
+
+  function accept(ws, params, key) {
+    const stats = () => keyStats(key);
+    stats().connections += 1;
+    stats().open += 1;
+    const connection = stats().connections;
+    const faulty = connection <= intParam(params, "mock_times", Infinity);
+    const outOfOrder = params.get("mock_out_of_order") === "1";
+    const duplicate = params.get("mock_duplicate_completed") === "1";
+    const state = { frames: 0, sinceCommit: 0, item: null, previous: null, held: null, itemCount: 0, commitPending: false, recognizer: null, queue: [] };
+    const timers = new Set();
+    const later = (ms, run) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        run();
+      }, ms);
+      timers.add(timer);
+    };
+    const send = (message) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify({ event_id: `event_${randomUUID().slice(0, 12)}`, ...message }));
+    };
+    const close = (code, reason) => {
+      if (ws.readyState === ws.OPEN) ws.close(code, reason);
+    };
+    const error = (code, message, type = "invalid_request_error") => send({ type: "error", error: { type, code, message, param: null, event_id: null } });
+
+    send({
+      type: "session.created",
+      session: {
+        type: "transcription",
+        id: `sess_${randomUUID().slice(0, 8)}`,
+        object: "realtime.transcription_session",
+        audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe" }, turn_detection: { type: "server_vad" }, noise_reduction: null } },
+      },
+    });
+
+    const itemId = () => {
+      if (!state.item) {
+        state.itemCount += 1;
+        state.item = `item_${connection}_${state.itemCount}`;
+      }
+      return state.item;
+    };
+    const completed = (id, transcript) => {
+      const message = { type: "conversation.item.input_audio_transcription.completed", item_id: id, content_index: 0, transcript, usage: { type: "duration", seconds: 1 } };
+      stats().completed += 1;
+      send(message);
+      if (duplicate) send(message);
+    };
+    /** One item committed: its deltas now, its completion now or (out of order) after the next one's. */
+    const finishItem = (id, text, endMs, vad) => {
+      stats().items += 1;
+      if (vad) send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: endMs, item_id: id });
+      send({ type: "input_audio_buffer.committed", previous_item_id: state.previous, item_id: id });
+      state.previous = id;
+      const words = text.split(/\s+/).filter(Boolean);
+      words.forEach((word, i) => send({ type: "conversation.item.input_audio_transcription.delta", item_id: id, content_index: 0, delta: i === 0 ? word : ` ${word}` }));
+      if (outOfOrder && !state.held && !state.commitPending) {
+        state.held = { id, text };
+        return;
+      }
+      completed(id, text);
+      if (state.held) {
+        const held = state.held;
+        state.held = null;
+        completed(held.id, held.text);
+      }
+    };
+
+    const onRecognized = (event) => {
+      switch (event.type) {
+        case "speech_start":
+          send({ type: "input_audio_buffer.speech_started", audio_start_ms: Math.round(event.time * 1000), item_id: itemId() });
+          break;
+        case "final": {
+          const id = itemId();
+          state.item = null;
+          state.sinceCommit = 0;
+          // A commit the client asked for comes without speech_stopped; server VAD's with it.
+          finishItem(id, event.text, Math.round(event.end * 1000), !state.commitPending);
+          state.commitPending = false;
+          break;
+        }
+        case "flushed":
+          if (state.commitPending) {
+            // The commit found audio but no words: an item with an empty transcript.
+            state.commitPending = false;
+            const id = itemId();
+            state.item = null;
+            finishItem(id, "", 0, false);
+          }
+          break;
+        case "error":
+          error("server_error", "The server had an error.", "server_error");
+          close(1011, "recognition failed");
+          break;
+        default:
+      }
+    };
+    openRecognizer(params, ctx.speech, onRecognized).then(
+      (recognizer) => {
+        if (ws.readyState !== ws.OPEN) return recognizer.close();
+        state.recognizer = recognizer;
+        for (const run of state.queue.splice(0)) run();
+      },
+      () => close(1011, "speech recognition unavailable"),
+    );
+    const withRecognizer = (run) => (state.recognizer ? run() : state.queue.push(run));
+
+    ws.on("error", noop);
+    ws.on("close", (code) => {
+      stats().open = Math.max(0, stats().open - 1);
+      pushBounded(stats().closeCodes, code, CLOSE_LOG_LIMIT);
+      for (const timer of timers) clearTimeout(timer);
+      withRecognizer(() => state.recognizer.close());
+    });
+    if (faulty && params.has("mock_drop_after_ms")) later(intParam(params, "mock_drop_after_ms", 0), () => ws.terminate());
+    if (faulty && params.has("mock_session_ms")) {
+      later(intParam(params, "mock_session_ms", 0), () => {
+        error("session_expired", "Your session hit the maximum duration of 60 minutes.");
+        close(1001, "session expired");
+      });
+    }
+    const closeCode = intParam(params, "mock_close", 0, 0, 4999);
+    if (faulty && closeCode && intParam(params, "mock_close_after_frames", 0) === 0) later(0, () => close(closeCode, "mock close"));
+
+    ws.on("message", (data, isBinary) => {
+      let message = null;
+      try {
+        message = isBinary ? null : JSON.parse(data.toString("utf8"));
+      } catch {}
+      switch (message?.type) {
+        case "input_audio_buffer.append":
+          return onAppend(message.audio);
+        case "input_audio_buffer.commit":
+          stats().commits += 1;
+          if (state.sinceCommit < MIN_COMMIT_BYTES) {
+            stats().emptyCommits += 1;
+            return error("input_audio_buffer_commit_empty", "Error committing input audio buffer: buffer too small. Expected at least 100ms of audio.");
+          }
+          state.commitPending = true;
+          state.sinceCommit = 0;
+          return withRecognizer(() => state.recognizer.flush());
+        case "input_audio_buffer.clear":
+          stats().clears += 1;
+          state.sinceCommit = 0;
+          return send({ type: "input_audio_buffer.cleared" });
+        case "session.update":
+          stats().sessionUpdates += 1;
+          return send({ type: "session.updated", session: { type: "transcription", ...(message.session ?? {}) } });
+        default:
+          stats().invalidMessages += 1;
+          return error("unknown_event", "Invalid value: the event type is not supported.");
+      }
+    });
+
+    function onAppend(audio) {
+      const pcm = typeof audio === "string" && /^[A-Za-z0-9+/]*={0,2}$/.test(audio) ? Buffer.from(audio, "base64") : null;
+      if (!pcm || pcm.length % 2 !== 0) {
+        stats().badAudio += 1;
+        return error("invalid_value", "Invalid 'audio'. Expected base64-encoded PCM16 audio.");
+      }
+      state.frames += 1;
+      state.sinceCommit += pcm.length;
+      stats().appends += 1;
+      stats().bytes += pcm.length;
+      const pcm16k = to16k(pcm);
+      withRecognizer(() => state.recognizer.audio(pcm16k));
+      if (faulty && params.has("mock_drop_after_frames") && state.frames >= intParam(params, "mock_drop_after_frames", 1)) ws.terminate();
+      if (faulty && closeCode && state.frames >= intParam(params, "mock_close_after_frames", 0)) close(closeCode, "mock close");
+    }
+  }
+
+  async function close() {
+    for (const ws of wss.clients) ws.terminate();
+    await new Promise((resolve) => wss.close(() => resolve()));
+  }
+
+  return {
+    handleHttp: handleSecret,
+    handleUpgrade,
+    close,
+    stats: () => counters,
+    reset: () => {
+      const open = Object.fromEntries(Object.entries(counters.keys).map(([key, value]) => [key, value.open]));
+      counters = { secrets: 0, keys: {} };
+      for (const [key, count] of Object.entries(open)) if (count > 0) keyStats(key).open = count;
+    },
+  };
+}
+
