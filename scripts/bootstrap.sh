@@ -33,6 +33,9 @@ command -v python3 >/dev/null || missing+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 # Headless Firefox runs an AudioContext only with an audio server: a per-user null sink (test.sh).
 command -v pulseaudio >/dev/null || missing+=(pulseaudio)
+# The OpenAI and AssemblyAI SDK checks reach their mocks through a TLS proxy whose certificate
+# openssl makes (both SDKs connect to wss: only); without it those checks would skip.
+command -v openssl >/dev/null || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]} with apt"
   sudo=""
