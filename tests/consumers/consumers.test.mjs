@@ -245,18 +245,18 @@ test("Vite 8, page and module worker: build + preview, and the dev server, with 
     withVite(dir, ["--force"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
 });
 
-/** The `vite.config.js` the README's Vite section gives, as written (a list item's block, indented). */
-function readmeViteConfig() {
-  const readme = readFileSync(`${REPO}README.md`, "utf8");
-  const section = readme.slice(readme.indexOf("### Vite"), readme.indexOf("### webpack"));
+/** The `vite.config.js` the setup doc's Vite section gives, as written (a list item's block, indented). */
+function setupViteConfig() {
+  const setup = readFileSync(`${REPO}docs/setup.md`, "utf8");
+  const section = setup.slice(setup.indexOf("## Vite"), setup.indexOf("## webpack"));
   const match = /^( *)```js\n\1\/\/ vite\.config\.js\n([\s\S]*?)^\1```/m.exec(section);
-  assert.ok(match, "the README's Vite section has a vite.config.js block");
+  assert.ok(match, "docs/setup.md's Vite section has a vite.config.js block");
   return match[2].replace(new RegExp(`^${match[1]}`, "gm"), "");
 }
 
-test("Vite 6 with the README's settings, page and module worker: dev, and build + preview", async (t) => {
+test("Vite 6 with the settings of docs/setup.md, page and module worker: dev, and build + preview", async (t) => {
   const dir = await project(t, "vite6");
-  writeFileSync(`${dir}vite.config.js`, readmeViteConfig());
+  writeFileSync(`${dir}vite.config.js`, setupViteConfig());
   await t.test("dev", () =>
     withVite(dir, ["--force"], async (url) => assertPageAndWorker(await resultOfPage(browser, pageUrl(url), { allowErrors: ALLOWED }))));
   await run(process.execPath, ["node_modules/vite/bin/vite.js", "build"], { cwd: dir });
