@@ -142,7 +142,7 @@ test("TTS with ?voice= speaks with espeak-ng: a 22050 Hz WAV that the STT hears 
   assert.equal(wav.toString("ascii", 0, 4), "RIFF");
   assert.equal(wav.readUInt32LE(24), 22050, "sample rate");
   const { execFileSync } = await import("node:child_process");
-  const pcm = execFileSync("sox", ["-t", "wav", "-", "-r", "16000", "-b", "16", "-c", "1", "-t", "raw", "-", "pad", "0.5", "0.5"], { input: wav });
+  const pcm = execFileSync("sox", ["-R", "-t", "wav", "-", "-r", "16000", "-b", "16", "-c", "1", "-t", "raw", "-", "pad", "0.5", "0.5"], { input: wav });
   const { body } = await provision();
   const { messages } = await transcribe(body.url, pcm);
   const heard = messages.filter((m) => m.type === "transcript" && m.data.is_final).map((m) => m.data.utterance.text).join(" ");

@@ -181,6 +181,8 @@ const scenarios = {
     await until(() => events.log.finals.length === 1, 3000, "the first turn");
     await transcriber.stop();
     assertEq(events.log.finals.map(([text]) => text), ["W0 w25.", "W50."], "the turn under way arrives before stopped");
+    // The server files a close once its socket has closed, which can be just after `stop()` resolved.
+    await until(async () => (await app.stats()).closeCodes.length > 0, 3000, "the server to see the close");
     const server = await app.stats();
     assertEq([server.forceEndpoints, server.terminates, server.closeCodes, server.badFrames], [1, 1, [1000], 0], "ForceEndpoint, Terminate, a normal close; the tail padded to 50 ms");
     transcriber.free();

@@ -185,6 +185,8 @@ const scenarios = {
     await until(() => events.log.finals.length === 1, 3000, "the first utterance");
     await transcriber.stop();
     assertEq(events.log.finals.map(([text]) => text), ["w0 w25", "w50"], "the word under way arrives before stopped");
+    // The server files a close once its socket has closed, which can be just after `stop()` resolved.
+    await until(async () => (await app.stats()).closeCodes.length > 0, 3000, "the server to see the close");
     const server = await app.stats();
     assertEq([server.endOfStreams, server.lastSeqNos, server.framesAtEnd, server.closeCodes], [1, [60], [60], [1000]], "EndOfStream names the last frame sent; EndOfTranscript; a normal close");
     assertEq(events.log.states.at(-1), "stopped", "stopped");

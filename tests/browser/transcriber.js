@@ -120,6 +120,38 @@ const scenarios = {
     return { connections: session.connections, resent };
   },
 
+  async aHalfOpenSocketIsClosedAfterAckTimeoutMsAndItsUnacknowledgedAudioGoesOutAgain({ devstack, make }) {
+    // The first socket stays open over TCP but its server goes silent after 10 frames: no
+    // acknowledgment, no close. Without the ack timeout frames 11–40 would never be transcribed.
+    const app = backend(devstack, "echo_frames", "?silentAfterFrames=10&times=1");
+    const closes = [];
+    const transcriber = make({
+      provision: app.provision,
+      policy: FAST,
+      ackTimeoutMs: 400,
+      onEvent: (event) => event.type === "close" && closes.push(event),
+    });
+    await transcriber.start();
+    for (const n of range(1, 40)) {
+      transcriber.sendAudio(frame(n));
+      await sleep(20); // paced like a microphone
+    }
+    const id = app.sessions[0];
+    await until(async () => new Set((await sessionStats(devstack, id)).frameNumbers).size >= 40, 5000, "all 40 frames heard by a live socket");
+    const session = await sessionStats(devstack, id);
+    await transcriber.stop();
+    assertEq(firstAppearances(session.frameNumbers), range(1, 40), "nothing lost, in order");
+    assertEq(session.frameNumbers.slice(0, 10), range(1, 10), "the first socket's server heard 10 frames");
+    assert(session.swallowedFrames >= 1, `the half-open socket swallowed frames: ${session.swallowedFrames}`);
+    assertEq(session.connections, 2, "closed as half-open, then the same session again");
+    assertEq(app.calls.length, 1, "no new session for a half-open socket");
+    assertEq(closes.length >= 1 && closes[0].class, "retry", `the close is reported as a retry: ${JSON.stringify(closes)}`);
+    assert(transcriber.stats.framesResent >= 1, "the unacknowledged frames went out again");
+    const resent = transcriber.stats.framesResent;
+    transcriber.free();
+    return { swallowed: session.swallowedFrames, resent };
+  },
+
   async bufferedAudioSurvivesSocketsThatDieAtOnce({ devstack, make }) {
     const app = backend(devstack, "drop1006", "?times=2&recordFrames=1");
     const transcriber = make({ provision: app.provision, policy: FAST });

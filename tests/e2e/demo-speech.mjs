@@ -43,7 +43,8 @@ export function speechWav(text, { rate = 16000, padMs = 500, dir = workDir() } =
   const out = path.join(dir, `speech-${rate}.wav`);
   execFileSync("espeak-ng", ["-v", "en-us", "-w", raw, text]);
   const pad = (padMs / 1000).toFixed(3);
-  execFileSync("sox", [raw, "-r", String(rate), "-b", "16", "-c", "1", out, "pad", pad, pad]);
+  // -R: sox seeds its dither the same each run, so a test hears the same samples every time.
+  execFileSync("sox", ["-R", raw, "-r", String(rate), "-b", "16", "-c", "1", out, "pad", pad, pad]);
   return out;
 }
 

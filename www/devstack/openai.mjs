@@ -10,7 +10,8 @@
 //                                      An unknown or expired ek: HTTP 401 at the handshake.
 //
 // As OpenAI does: `session.created`; `input_audio_buffer.append` with base64 24 kHz PCM16 (the
-// recognizer gets it at 16 kHz, every third sample of two dropped: nearest-sample decimation);
+// recognizer gets it at 16 kHz: pocketsphinx through a low-pass decimator, the scripted recognizer
+// by the nearest sample, which keeps the numbers written into the samples);
 // server VAD: `input_audio_buffer.speech_started`, `…speech_stopped` { audio_end_ms }, `…committed`,
 // then the item's `conversation.item.input_audio_transcription.delta`s and `…completed`;
 // `input_audio_buffer.commit` ends the utterance under way (under 100 ms of new audio: the
@@ -52,8 +53,11 @@ function keyCounters() {
   };
 }
 
-/** 24 kHz PCM16 to 16 kHz: samples 0 and 2 of every 3 (nearest-sample decimation). */
-function to16k(pcm24) {
+/**
+ * 24 kHz PCM16 to 16 kHz for the scripted recognizer: samples 0 and 2 of every 3 (nearest-sample
+ * decimation), which keeps the frame numbers the browser tests write into their samples intact.
+ */
+function to16kNearest(pcm24) {
   const count = Math.floor(pcm24.length / 2);
   const out = Buffer.alloc(Math.floor((count * 2) / 3) * 2);
   for (let i = 0; i * 2 < out.length; i += 1) {
@@ -61,6 +65,62 @@ function to16k(pcm24) {
     if (from < count) out.writeInt16LE(pcm24.readInt16LE(from * 2), i * 2);
   }
   return out;
+}
+
+/** Taps on each side of a 16 kHz sample's position in the 24 kHz stream. */
+const DECIMATOR_HALF_WIDTH = 24;
+/** The low-pass edge, in cycles per 24 kHz sample: 7 kHz, under the 16 kHz stream's 8 kHz Nyquist. */
+const DECIMATOR_CUTOFF = 7000 / 24000;
+
+/** Windowed-sinc taps (Blackman) for a 16 kHz sample `frac` of a 24 kHz sample past a whole one, unit gain. */
+function decimatorTaps(frac) {
+  const taps = [];
+  for (let k = -DECIMATOR_HALF_WIDTH + 1; k <= DECIMATOR_HALF_WIDTH; k += 1) {
+    const offset = k - frac;
+    const x = 2 * DECIMATOR_CUTOFF * offset;
+    const sinc = x === 0 ? 1 : Math.sin(Math.PI * x) / (Math.PI * x);
+    const w = (offset + DECIMATOR_HALF_WIDTH) / (2 * DECIMATOR_HALF_WIDTH);
+    taps.push(sinc * (0.42 - 0.5 * Math.cos(2 * Math.PI * w) + 0.08 * Math.cos(4 * Math.PI * w)));
+  }
+  const sum = taps.reduce((a, b) => a + b, 0);
+  return taps.map((tap) => tap / sum);
+}
+
+/**
+ * 24 kHz PCM16 to 16 kHz for the speech recognizer, as a server's front end would: a low-pass
+ * filter against aliasing, carried across appends (one stream per connection). 16 kHz sample m
+ * sits at 24 kHz position 1.5 m, so two phases of taps serve every output; each output waits for
+ * DECIMATOR_HALF_WIDTH samples after its position (under a millisecond).
+ */
+function createDecimator() {
+  const phases = [decimatorTaps(0), decimatorTaps(0.5)];
+  let history = []; // 24 kHz samples from absolute index `base` on
+  let base = 0;
+  let next = 0; // the next 16 kHz sample
+  return (pcm24) => {
+    for (let i = 0; i + 1 < pcm24.length; i += 2) history.push(pcm24.readInt16LE(i));
+    const out = [];
+    for (;;) {
+      const whole = Math.floor(next * 1.5);
+      if (whole + DECIMATOR_HALF_WIDTH >= base + history.length) break;
+      const taps = phases[next % 2];
+      let sum = 0;
+      for (let t = 0; t < taps.length; t += 1) {
+        const at = whole - DECIMATOR_HALF_WIDTH + 1 + t - base;
+        if (at >= 0) sum += taps[t] * history[at];
+      }
+      out.push(Math.max(-32768, Math.min(32767, Math.round(sum))));
+      next += 1;
+    }
+    const keep = Math.floor(next * 1.5) - DECIMATOR_HALF_WIDTH + 1 - base;
+    if (keep > 0) {
+      history = history.slice(keep);
+      base += keep;
+    }
+    const buffer = Buffer.alloc(out.length * 2);
+    out.forEach((sample, i) => buffer.writeInt16LE(sample, i * 2));
+    return buffer;
+  };
 }
 
 export function createOpenAiMock(ctx) {
@@ -139,7 +199,7 @@ export function createOpenAiMock(ctx) {
     const faulty = connection <= intParam(params, "mock_times", Infinity);
     const outOfOrder = params.get("mock_out_of_order") === "1";
     const duplicate = params.get("mock_duplicate_completed") === "1";
-    const state = { frames: 0, sinceCommit: 0, item: null, previous: null, held: null, itemCount: 0, commitPending: false, recognizer: null, queue: [] };
+    const state = { frames: 0, sinceCommit: 0, item: null, previous: null, held: null, itemCount: 0, commitPending: false, recognizer: null, queue: [], to16k: params.get("recognizer") === "speech" ? createDecimator() : to16kNearest };
     const timers = new Set();
     const later = (ms, run) => {
       const timer = setTimeout(() => {
@@ -296,7 +356,7 @@ export function createOpenAiMock(ctx) {
       state.sinceCommit += pcm.length;
       stats().appends += 1;
       stats().bytes += pcm.length;
-      const pcm16k = to16k(pcm);
+      const pcm16k = state.to16k(pcm);
       withRecognizer(() => state.recognizer.audio(pcm16k));
       if (faulty && params.has("mock_drop_after_frames") && state.frames >= intParam(params, "mock_drop_after_frames", 1)) ws.terminate();
       if (faulty && closeCode && state.frames >= intParam(params, "mock_close_after_frames", 0)) close(closeCode, "mock close");

@@ -28,6 +28,7 @@ function sttModeCounter() {
     connections: 0, // WebSocket upgrades accepted
     open: 0, // sockets open right now
     binaryFrames: 0,
+    swallowedFrames: 0, // binary frames a half-open socket took in silence (silentAfterFrames)
     bytes: 0, // audio bytes, binary frames and JSON audio_chunk together
     jsonChunks: 0, // JSON audio_chunk messages
     stopRecordings: 0,
@@ -45,6 +46,7 @@ function sttSessionCounter(mode) {
     connections: 0,
     open: 0,
     binaryFrames: 0,
+    swallowedFrames: 0,
     bytes: 0,
     jsonChunks: 0,
     stopRecordings: 0,

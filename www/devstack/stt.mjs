@@ -224,12 +224,21 @@ export function createSttMock(ctx) {
     conn.endAfterFrames =
       session.mode === "end_session" && session.endsInUse ? Math.max(1, intParam(params, "endAfterFrames", 5)) : undefined;
     conn.drop = dropPlan(session, params, sessionStats(session).connections);
+    // `silentAfterFrames=N` (with `times`): a half-open socket. After N frames the server neither
+    // answers nor acknowledges; frames still arrive over TCP and are swallowed, counted apart.
+    conn.silentAfterFrames = params.has("silentAfterFrames") && sessionStats(session).connections <= intParam(params, "times", Infinity)
+      ? Math.max(0, intParam(params, "silentAfterFrames", 0))
+      : undefined;
     if (conn.drop?.afterMs !== undefined) conn.timer = setTimeout(() => ws.terminate(), conn.drop.afterMs);
     ws.on("message", (data, isBinary) => (isBinary ? onBinaryFrame(conn, data) : onTextMessage(conn, data)));
   }
 
   function onBinaryFrame(conn, data) {
     const { session } = conn;
+    if (conn.silentAfterFrames !== undefined && conn.frames >= conn.silentAfterFrames) {
+      bump(session, "swallowedFrames");
+      return;
+    }
     bump(session, "binaryFrames");
     if (conn.recordFrames) {
       const stats = sessionStats(session);
@@ -243,6 +252,7 @@ export function createSttMock(ctx) {
   }
 
   function onTextMessage(conn, data) {
+    if (conn.silentAfterFrames !== undefined && conn.frames >= conn.silentAfterFrames) return;
     let message;
     try {
       message = JSON.parse(data.toString("utf8"));
