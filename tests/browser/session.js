@@ -179,16 +179,29 @@ const scenarios = {
       const FIRST = "First we look outside.";
       const SECOND = "Then we think about it for a long while.";
       const results = {};
-      const run = async (gap, { suspended = false, hold = () => false, before }) => {
+      const run = async (gap, { suspended = false, hold = () => false, holdDecode = () => false, before }) => {
         if (suspended) await context.suspend();
         const held = [];
-        const synthesize = (text, { signal }) => {
+        // Audio whose decode is held: the real decodeAudioData runs, its result waits until released.
+        const heldBytes = new WeakSet();
+        const heldDecodes = [];
+        const decode = context.decodeAudioData;
+        context.decodeAudioData = function (bytes, ...rest) {
+          const decoded = decode.call(this, bytes, ...rest);
+          if (!heldBytes.has(bytes)) return decoded;
+          const later = deferred();
+          heldDecodes.push(later);
+          return later.promise.then(() => decoded);
+        };
+        const synthesize = async (text, { signal }) => {
           if (hold(text)) {
             const later = deferred();
             held.push(later);
             return later.promise;
           }
-          return synthesizeFrom(devstack, text, { signal });
+          const bytes = await synthesizeFrom(devstack, text, { signal });
+          if (holdDecode(text)) heldBytes.add(bytes);
+          return bytes;
         };
         // Streams the first sentence, then the second only when told: the answer is still
         // coming when the first sentence has played out.
@@ -208,7 +221,7 @@ const scenarios = {
         await session.start({ microphone: false });
         const startsBefore = sources.starts.length;
         session.sendText(`question ${gap}`);
-        await before({ session, seen, held, more, startsBefore });
+        await before({ session, seen, held, heldDecodes, more, startsBefore });
         session.interrupt();
         await until(() => seen.log.heard.length === 1, 3000, `${gap}: the heard part`);
         const heard = seen.log.heard[0][1];
@@ -220,6 +233,8 @@ const scenarios = {
         session.free();
         if (suspended) await context.resume();
         held.forEach((later) => later.resolve(new ArrayBuffer(0)));
+        heldDecodes.forEach((later) => later.resolve());
+        delete context.decodeAudioData; // the prototype's again
         more.resolve();
         return heard;
       };
@@ -243,6 +258,19 @@ const scenarios = {
         }),
         FIRST,
         "synthesizing: the first sentence only",
+      );
+      // While the next sentence's audio decodes: the first played out, the second synthesized.
+      assertEq(
+        await run("decoding", {
+          holdDecode: (text) => text === SECOND,
+          before: async (ctx) => {
+            ctx.more.resolve();
+            await until(() => ctx.heldDecodes.length === 1, 5000, "the second decode pending");
+            await firstPlayedOut(ctx);
+          },
+        }),
+        FIRST,
+        "decoding: the first sentence only",
       );
       // Right after the last chunk ended, the rest of the answer not yet streamed.
       assertEq(await run("after the last chunk", { before: firstPlayedOut }), FIRST, "after the last chunk: the first sentence only");
