@@ -18,9 +18,6 @@ pub mod turn;
 pub mod turn_config;
 pub mod turn_output;
 pub mod voice;
-pub mod voice_config;
-pub mod voice_output;
-pub mod voice_turn;
 
 // The paths they had before `stt/` held them.
 pub use stt::{gladia, transcriber};

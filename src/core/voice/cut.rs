@@ -1,0 +1,119 @@
+//! What the user heard of a cut turn (P3): each answer sentence's fate when the turn ended, the
+//! player's measurement of the cut ones, and the session's measured speech rate for a stream cut
+//! before all of it arrived.
+
+use super::turn::Sentence;
+use super::{VoiceAction, VoiceCore};
+use crate::core::heard::{heard_text, SpokenSentence};
+use crate::core::playback::ChunkHeard;
+
+/// Milliseconds of speech per character assumed before the session measured any: slower than
+/// the TTS voices measured (espeak-ng 175 wpm ≈ 65 ms, OpenAI's voices ≈ 60–70 ms), so an
+/// unmeasured estimate errs long and counts fewer words heard, never more (P3).
+pub const DEFAULT_MS_PER_CHAR: f64 = 90.0;
+
+/// What became of one answer sentence by the time its turn was cut (P3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fate {
+    /// Its audio played to the end (the chunk ended).
+    Played,
+    /// Synthesis or decoding failed: it was never spoken and is left out.
+    Skipped,
+    /// Its audio went to the player: the audio clock says how much played.
+    Cut(u64),
+    /// Its audio was still streaming in: how much played is measured, its total length is
+    /// estimated (see [`VoiceCore::estimated_ms`]).
+    CutStream(u64),
+    /// Not yet synthesized: nothing of it played.
+    Unplayed,
+}
+
+impl Fate {
+    pub(super) fn of(sentence: &Sentence) -> Self {
+        match (sentence.job, sentence.enqueued, sentence.finished) {
+            (Some(_), true, true) => Fate::Played,
+            (Some(job), true, false) if sentence.streaming => Fate::CutStream(job),
+            (Some(job), true, false) => Fate::Cut(job),
+            (_, false, true) => Fate::Skipped,
+            _ => Fate::Unplayed,
+        }
+    }
+}
+
+impl VoiceCore {
+    /// A sentence's audio played in full and lasted `duration_ms`: one more measurement of the
+    /// session's speech rate.
+    pub fn on_audio_measured(&mut self, job: u64, duration_ms: f64) {
+        let chars = self
+            .turn
+            .as_ref()
+            .and_then(|turn| turn.sentences.iter().find(|s| s.job == Some(job)))
+            .map(|s| s.text.trim().chars().count());
+        if let Some(chars) = chars.filter(|chars| *chars > 0) {
+            if duration_ms.is_finite() && duration_ms > 0.0 {
+                self.measured_ms += duration_ms;
+                self.measured_chars += chars as f64;
+            }
+        }
+    }
+
+    /// The estimated length of `text` spoken: the session's measured milliseconds per
+    /// character, or [`DEFAULT_MS_PER_CHAR`] before any sentence played in full.
+    #[must_use]
+    pub fn estimated_ms(&self, text: &str) -> f64 {
+        let per_char = if self.measured_chars > 0.0 {
+            self.measured_ms / self.measured_chars
+        } else {
+            DEFAULT_MS_PER_CHAR
+        };
+        per_char * text.trim().chars().count() as f64
+    }
+
+    /// What played of a stopped turn, per job, from the audio clock: the heard text goes to the
+    /// history before anything queued after the stop (the next turn must see it).
+    pub fn on_playback_stopped(&mut self, turn_id: &str, chunks: &[(u64, ChunkHeard)]) {
+        let Some(index) = self.cut_turns.iter().position(|(cut, _)| cut == turn_id) else {
+            return;
+        };
+        let (_, texts) = self.cut_turns.swap_remove(index);
+        let estimates: Vec<f64> = texts
+            .iter()
+            .map(|(_, text)| self.estimated_ms(text))
+            .collect();
+        // P3: only the audio clock says what played. A sentence whose chunk ended played in
+        // full; a skipped one was never spoken; any other without a measured chunk (still
+        // synthesizing, decoding, waiting for a gesture, dropped) played nothing.
+        let spoken: Vec<SpokenSentence<'_>> = texts
+            .iter()
+            .zip(estimates)
+            .filter(|((fate, _), _)| *fate != Fate::Skipped)
+            .map(|((fate, text), estimate)| {
+                let measured = match fate {
+                    Fate::Played => Some((1.0, 1.0)),
+                    Fate::Cut(job) => chunks
+                        .iter()
+                        .find(|(played_job, _)| played_job == job)
+                        .map(|(_, chunk)| (chunk.duration_ms, chunk.played_ms)),
+                    // What arrived is a lower bound of its length; the estimate may be longer.
+                    // The longer of the two counts fewer words: never more than the clock allows.
+                    Fate::CutStream(job) => chunks
+                        .iter()
+                        .find(|(played_job, _)| played_job == job)
+                        .map(|(_, chunk)| (chunk.duration_ms.max(estimate), chunk.played_ms)),
+                    Fate::Skipped | Fate::Unplayed => None,
+                };
+                let (duration_ms, played_ms) = measured.unwrap_or((f64::INFINITY, 0.0));
+                SpokenSentence {
+                    text,
+                    duration_ms,
+                    played_ms,
+                }
+            })
+            .collect();
+        let text = heard_text(&spoken);
+        self.actions.push_front(VoiceAction::SetHeard {
+            turn_id: turn_id.to_owned(),
+            text,
+        });
+    }
+}

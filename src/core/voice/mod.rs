@@ -1,0 +1,356 @@
+//! The voice session's state machine (V1–V4, P2): which turn is current, what reaches TTS and
+//! when, when the user's speech is a barge-in, and what the user heard of a cut answer.
+//!
+//! Same shape as the turn ladder: inputs carry `now`, outputs are pulled with
+//! [`VoiceCore::poll_action`], the one timer (a TTS timeout) is [`VoiceCore::poll_timeout`] and
+//! [`VoiceCore::handle_timeout`]. The shell owns the transcriber, the controller, the TTS calls and
+//! the player, and reports back what they did.
+//!
+//! - Finals start turns with fresh ids (`<session_id>:turn-<n>`); partials feed captions only (T1).
+//! - TTS gets only accepted sentences and the fixed recovery text, in order, with a look-ahead of
+//!   one sentence: the next is requested while the current one plays (P2).
+//! - A failed or timed-out synthesis skips its sentence with a non-terminal error; a turn whose
+//!   every sentence failed is spoken as the recovery text, whose audio is synthesized once.
+//! - Barge-in (V2, V4): `speech_start` or a partial of at least `min_partial_chars`, outside the
+//!   echo guard, while thinking or speaking interrupts the turn, aborts its TTS, stops the player
+//!   and sets the turn's history to what was heard (P3: by the audio clock only).
+//! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
+//!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
+
+mod config;
+mod cut;
+mod output;
+mod tts;
+mod turn;
+
+use crate::core::time::Millis;
+use std::collections::VecDeque;
+
+pub use config::VoiceConfig;
+pub use cut::DEFAULT_MS_PER_CHAR;
+pub use output::{BargeInCause, VoiceAction, VoiceError, VoiceEvent, VoiceState};
+pub use turn::SpeakingTurn;
+
+use cut::Fate;
+use tts::RecoveryAudio;
+use turn::Sentence;
+
+/// The voice session's decisions. See the module doc.
+#[derive(Debug)]
+pub struct VoiceCore {
+    config: VoiceConfig,
+    state: VoiceState,
+    turn: Option<SpeakingTurn>,
+    next_turn: u64,
+    next_job: u64,
+    recovery_audio: RecoveryAudio,
+    /// When the current playback started, for the echo guard.
+    playback_started_at: Option<Millis>,
+    /// Sentences of turns cut by a barge-in, until the player says what played of them.
+    cut_turns: Vec<(String, Vec<(Fate, String)>)>,
+    /// Audio of sentences played in full and their characters: the session's measured speech
+    /// rate, for the length of a stream cut before it all arrived (P3).
+    measured_ms: f64,
+    measured_chars: f64,
+    actions: VecDeque<VoiceAction>,
+}
+
+impl VoiceCore {
+    #[must_use]
+    pub fn new(config: VoiceConfig) -> Self {
+        VoiceCore {
+            config,
+            state: VoiceState::Idle,
+            turn: None,
+            next_turn: 1,
+            next_job: 1,
+            recovery_audio: RecoveryAudio::Missing,
+            playback_started_at: None,
+            cut_turns: Vec::new(),
+            measured_ms: 0.0,
+            measured_chars: 0.0,
+            actions: VecDeque::new(),
+        }
+    }
+
+    #[must_use]
+    pub fn state(&self) -> VoiceState {
+        self.state
+    }
+
+    /// How long a `synthesize` (or a stream between two of its reads) may bring nothing.
+    #[must_use]
+    pub fn tts_timeout_ms(&self) -> u64 {
+        self.config.tts_timeout_ms
+    }
+
+    /// The id of the turn being thought about or spoken, if any.
+    #[must_use]
+    pub fn current_turn(&self) -> Option<&str> {
+        self.turn.as_ref().map(|turn| turn.turn_id.as_str())
+    }
+
+    /// The session listens from now on.
+    pub fn start(&mut self) {
+        if self.state == VoiceState::Idle {
+            self.set_state(VoiceState::Listening);
+        }
+    }
+
+    /// A final transcript from the transcriber: as [`VoiceCore::on_final`], except that a final
+    /// shorter than `min_partial_chars` inside the echo guard is the agent's own echo (V4): a
+    /// caption only, no barge-in and no turn. (Measured: a converging echo canceller lets the
+    /// agent's first syllables through as a one- or two-word final within the first second.)
+    pub fn on_spoken_final(&mut self, text: &str, now: Millis) {
+        let short = text.trim().chars().count() < self.config.min_partial_chars;
+        if short && self.in_echo_guard(now) && !self.state.is_terminal() {
+            self.push(VoiceAction::Caption {
+                text: text.to_owned(),
+                is_final: true,
+            });
+            return;
+        }
+        self.on_final(text, now);
+    }
+
+    /// A final transcript, or typed text: a barge-in if a turn is current, then a new turn.
+    pub fn on_final(&mut self, text: &str, now: Millis) {
+        if self.state.is_terminal() || text.trim().is_empty() {
+            return;
+        }
+        self.push(VoiceAction::Caption {
+            text: text.to_owned(),
+            is_final: true,
+        });
+        self.barge_in(BargeInCause::Final, now);
+        let turn_id = match &self.config.session_id {
+            Some(session) => format!("{session}:turn-{}", self.next_turn),
+            None => format!("turn-{}", self.next_turn),
+        };
+        self.next_turn = self.next_turn.wrapping_add(1);
+        self.turn = Some(SpeakingTurn::new(&turn_id));
+        self.push(VoiceAction::StartTurn {
+            turn_id,
+            input: text.to_owned(),
+        });
+        self.set_state(VoiceState::Thinking);
+    }
+
+    /// A partial transcript: a caption, and a barge-in when long enough and outside the echo
+    /// guard (V4).
+    pub fn on_partial(&mut self, text: &str, now: Millis) {
+        if self.state.is_terminal() {
+            return;
+        }
+        self.push(VoiceAction::Caption {
+            text: text.to_owned(),
+            is_final: false,
+        });
+        let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
+        if long_enough && !self.in_echo_guard(now) {
+            self.barge_in_and_listen(BargeInCause::Partial, now);
+        }
+    }
+
+    /// The user started speaking: a barge-in unless within the echo guard of a playback (V4).
+    pub fn on_speech_start(&mut self, now: Millis) {
+        if !self.in_echo_guard(now) {
+            self.barge_in_and_listen(BargeInCause::SpeechStart, now);
+        }
+    }
+
+    /// V4: within `echo_guard_ms` of each playback start (the agent starts sounding after
+    /// silence), what the microphone hears while the agent speaks is taken for its own echo.
+    fn in_echo_guard(&self, now: Millis) -> bool {
+        self.state == VoiceState::Speaking
+            && self
+                .playback_started_at
+                .is_some_and(|at| now < at.after(self.config.echo_guard_ms))
+    }
+
+    /// `interrupt()` from the app (a button): a barge-in.
+    pub fn interrupt(&mut self, now: Millis) {
+        self.barge_in_and_listen(BargeInCause::Button, now);
+    }
+
+    /// A complete accepted sentence of `turn_id` (the controller's `onSentence`).
+    pub fn on_sentence(&mut self, turn_id: &str, text: &str, now: Millis) {
+        let Some(turn) = self.current_mut(turn_id) else {
+            return;
+        };
+        let index = turn.sentences.len();
+        turn.sentences.push(Sentence::new(text));
+        self.push(VoiceAction::Event(VoiceEvent::SentenceQueued {
+            turn_id: turn_id.to_owned(),
+            index,
+            recovery: false,
+            text: text.to_owned(),
+        }));
+        self.feed_tts(now);
+    }
+
+    /// The turn's answer is complete (`onAcceptedText`): no more sentences come.
+    pub fn on_accepted(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// The turn got no answer (`onRecovery`): the recovery text is spoken.
+    pub fn on_recovery(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+            turn.wants_recovery = true;
+        }
+        self.feed_tts(now);
+    }
+
+    /// The turn settled (its `run` promise resolved): nothing more comes from the controller.
+    pub fn on_turn_settled(&mut self, turn_id: &str, now: Millis) {
+        if let Some(turn) = self.current_mut(turn_id) {
+            turn.text_complete = true;
+        }
+        self.feed_tts(now);
+        self.check_done();
+    }
+
+    /// The player started sounding `turn_id`: its first audio, or audio again after the line
+    /// ran dry (a slow synthesis or decode). Either restarts the echo guard (V4).
+    pub fn on_playback_started(&mut self, turn_id: &str, now: Millis) {
+        if self.current_turn() == Some(turn_id) && !self.state.is_terminal() {
+            self.playback_started_at = Some(now);
+            self.set_state(VoiceState::Speaking);
+        }
+    }
+
+    /// The transcriber failed for good: the session fails (terminal) after silencing.
+    pub fn on_transcriber_failed(&mut self, now: Millis) {
+        if self.state.is_terminal() {
+            return;
+        }
+        self.end_turn(now);
+        self.set_state(VoiceState::Failed);
+    }
+
+    /// `stop()`: detach, interrupt, silence, abort TTS (V3). Idempotent.
+    pub fn stop(&mut self, now: Millis) {
+        if self.state == VoiceState::Stopped {
+            return;
+        }
+        self.end_turn(now);
+        self.push(VoiceAction::Detach);
+        self.set_state(VoiceState::Stopped);
+    }
+
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<VoiceAction> {
+        self.actions.pop_front()
+    }
+
+    /// V2: a barge-in by `cause` ends the current turn (if any), reported as an event first.
+    fn barge_in(&mut self, cause: BargeInCause, now: Millis) {
+        if let Some(turn_id) = self.current_turn().map(str::to_owned) {
+            self.push(VoiceAction::Event(VoiceEvent::BargeIn { turn_id, cause }));
+        }
+        self.end_turn(now);
+    }
+
+    /// Interrupts the current turn, aborts its TTS, silences it, and trims its history entry to
+    /// what was heard. Nothing when no turn is current. The caller sets the next state.
+    fn end_turn(&mut self, _now: Millis) {
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        self.playback_started_at = None;
+        let never_started = self.drop_queued_work(&turn.turn_id);
+        if !turn.settled_text() && !never_started {
+            self.push(VoiceAction::InterruptTurn {
+                turn_id: turn.turn_id.clone(),
+            });
+        }
+        if let Some((index, _)) = turn.in_flight {
+            if let Some(job) = turn.sentences.get(index).and_then(|s| s.job) {
+                if self.recovery_audio == RecoveryAudio::Requested(job) {
+                    self.recovery_audio = RecoveryAudio::Missing;
+                }
+                self.push(VoiceAction::AbortSynthesis { job });
+            }
+        }
+        let answer: Vec<(Fate, String)> = turn
+            .sentences
+            .iter()
+            .filter(|sentence| !sentence.recovery)
+            .map(|sentence| (Fate::of(sentence), sentence.text.clone()))
+            .collect();
+        if turn.any_enqueued() {
+            if !answer.is_empty() {
+                // The shell answers each stop at once; a few are kept in case it never does.
+                if self.cut_turns.len() >= 4 {
+                    self.cut_turns.remove(0);
+                }
+                self.cut_turns.push((turn.turn_id.clone(), answer));
+            }
+            self.push(VoiceAction::StopPlayback {
+                turn_id: turn.turn_id.clone(),
+            });
+        } else if !answer.is_empty() {
+            self.push(VoiceAction::SetHeard {
+                turn_id: turn.turn_id.clone(),
+                text: String::new(),
+            });
+        }
+    }
+
+    /// V5: work queued for `turn_id` before it ended is never performed (a re-entrant `stop()`,
+    /// `free()` or `interrupt()` from a callback runs while earlier actions still wait). A queued
+    /// `Play` gives its audio back with `AbortSynthesis`. Returns whether the turn's own
+    /// `StartTurn` was still queued (then the controller never saw it).
+    fn drop_queued_work(&mut self, turn_id: &str) -> bool {
+        let mut start_dropped = false;
+        let mut released = Vec::new();
+        self.actions.retain(|action| match action {
+            VoiceAction::StartTurn { turn_id: id, .. } if id == turn_id => {
+                start_dropped = true;
+                false
+            }
+            VoiceAction::Synthesize { turn_id: id, .. }
+            | VoiceAction::Event(VoiceEvent::TtsStarted { turn_id: id, .. }) => id != turn_id,
+            VoiceAction::Play {
+                job, turn_id: id, ..
+            } if id == turn_id => {
+                released.push(*job);
+                false
+            }
+            _ => true,
+        });
+        for job in released {
+            self.push(VoiceAction::AbortSynthesis { job });
+        }
+        start_dropped
+    }
+
+    /// A barge-in that leaves the session listening (speech, a partial, a button).
+    fn barge_in_and_listen(&mut self, cause: BargeInCause, now: Millis) {
+        self.barge_in(cause, now);
+        if !self.state.is_terminal() && self.state != VoiceState::Idle {
+            self.set_state(VoiceState::Listening);
+        }
+    }
+
+    fn current_mut(&mut self, turn_id: &str) -> Option<&mut SpeakingTurn> {
+        self.turn.as_mut().filter(|turn| turn.turn_id == turn_id)
+    }
+
+    fn set_state(&mut self, state: VoiceState) {
+        if self.state != state {
+            self.state = state;
+            self.push(VoiceAction::StateChanged(state));
+        }
+    }
+
+    fn push(&mut self, action: VoiceAction) {
+        self.actions.push_back(action);
+    }
+}
