@@ -4,7 +4,10 @@
 // session's events and from an instrumented audio graph (every AudioBufferSourceNode start and
 // stop on this page, each buffer traced back to the synthesize call that produced it).
 //
-// Nothing here times an assertion: each check compares counts, texts or the audio clock.
+// Speech comes whole (`tts: "whole"`: WAV from the dev stack's /tts, decoded by the page),
+// streamed (`"stream"`: raw PCM from its /v1/audio/speech, played part by part) or either at
+// random (`"mixed"`). Nothing here times an assertion: each check compares counts, texts or the
+// audio clock.
 
 import init, { VoiceSession } from "/pkg/turnguard.js";
 
@@ -35,7 +38,7 @@ function prng(seed) {
 const words = (text) => text.split(/\s+/).filter(Boolean);
 const normal = (text) => words(text).join(" ");
 
-export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartialChars, onProgress, onViolation }) {
+export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGuardMs, minPartialChars, onProgress, onViolation }) {
   const wasm = await init();
   const random = prng(seed);
   const pick = (weighted) => {
@@ -95,6 +98,11 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
   // the buffer, the buffer to each source started from it.
   const byteTags = new WeakMap();
   const bufferTags = new WeakMap();
+  // A streamed answer is made by the player part by part, so it carries its tag in its samples:
+  // every sample of one synthesize call's stream is the same pcm16 value, the tag's number.
+  const streamTags = new Map(); // pcm16 value -> tag
+  let streamTagSeq = 0;
+  const sampleTag = (buffer) => streamTags.get(Math.round(buffer.getChannelData(0)[0] * 32768));
   const contextProto = BaseAudioContext.prototype;
   const decode = contextProto.decodeAudioData;
   contextProto.decodeAudioData = function (bytes, ...rest) {
@@ -106,7 +114,7 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
   const { start: startSource, stop: stopSource } = sourceProto;
   const liveSources = new Map(); // node -> record
   sourceProto.start = function (when = 0, ...rest) {
-    const tag = this.buffer && bufferTags.get(this.buffer);
+    const tag = this.buffer && (bufferTags.get(this.buffer) ?? sampleTag(this.buffer));
     if (tag) {
       // The recovery audio is decoded once and replayed: its buffer names the turn that first
       // asked for it. It always plays for the session's current turn, the latest one started.
@@ -159,18 +167,29 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
 
   function checkHeard(turn, heard) {
     report.checks.heard += 1;
-    const played = [...turn.sources].sort((a, b) => a.when - b.when).filter((s) => s.tag.text !== RECOVERY);
+    // One sentence per tag: a whole answer is one source, a streamed one a source per part.
+    const played = [];
+    for (const source of [...turn.sources].sort((a, b) => a.when - b.when)) {
+      if (source.tag.text === RECOVERY) continue;
+      if (played.at(-1)?.tag === source.tag) played.at(-1).parts.push(source);
+      else played.push({ tag: source.tag, parts: [source] });
+    }
     const spoken = normal(played.map((s) => s.tag.text).join(" "));
     if (!spoken.startsWith(normal(heard))) violation("heard text a prefix of what was spoken", `${turn.key}: "${heard}" vs "${spoken}"`);
     // Words the audio clock allows: whole sentences that played out, plus the cut sentence's share
-    // (one word of slack: the player read the clock a hair apart from this check).
+    // (one word of slack: the player read the clock a hair apart from this check). A stream cut
+    // before all of it arrived is measured against what arrived: a generous bound, never a tight one.
     const now = context.currentTime;
     let allowed = 0;
-    for (const source of played) {
-      const end = source.stoppedAt ?? (source.ended ? source.when + source.duration : now);
-      const share = Math.min(1, Math.max(0, (end - source.when) / source.duration));
-      const count = words(source.tag.text).length;
-      if (share >= 1 - 0.004 / source.duration) {
+    for (const { tag, parts } of played) {
+      const duration = parts.reduce((sum, s) => sum + s.duration, 0);
+      const playedSeconds = parts.reduce((sum, s) => {
+        const end = s.stoppedAt ?? (s.ended ? s.when + s.duration : now);
+        return sum + Math.min(s.duration, Math.max(0, end - s.when));
+      }, 0);
+      const share = Math.min(1, playedSeconds / duration);
+      const count = words(tag.text).length;
+      if (share >= 1 - 0.004 / duration) {
         allowed += count;
         continue;
       }
@@ -217,6 +236,44 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
     ["slow", 2],
     ["undecodable", 1],
   ];
+  // The streamed endpoint's switches: a 500, no answer at all, half the audio then nothing, a
+  // late first byte.
+  const STREAM_TTS = [
+    ["ok", 20],
+    ["http500", 1],
+    ["hang", 0.7],
+    ["stall", 1],
+    ["slow", 2],
+  ];
+
+  /** `text` streamed as 24 kHz pcm16 from the dev stack, every sample set to the tag's number. */
+  async function streamSpeech(kind, text, tag, signal) {
+    // Sent at once, a little faster than it plays, or slower (the player then underruns).
+    const pace = pick([[0, 1], [0.9, 1], [1.2, 0.5]]);
+    const totalMs = Math.round([...text].length * 25 * pace);
+    const params = new URLSearchParams({ fault: kind, msPerChar: "25", firstByteMs: kind === "slow" ? "700" : "0", totalMs: String(totalMs) });
+    const response = await fetch(`${devstack}/v1/audio/speech?${params}`, {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "mock", voice: "tone", input: text, response_format: "pcm" }),
+    });
+    if (!response.ok) throw new Error(`TTS HTTP ${response.status}`);
+    streamTagSeq = (streamTagSeq % 30000) + 1;
+    const value = streamTagSeq;
+    streamTags.delete(value);
+    streamTags.set(value, tag);
+    let offset = 0; // bytes so far: a chunk may end inside a sample
+    const stamp = new TransformStream({
+      transform(chunk, controller) {
+        const out = new Uint8Array(chunk.length);
+        for (let i = 0; i < chunk.length; i += 1) out[i] = (offset + i) % 2 === 0 ? value & 0xff : value >> 8;
+        offset += chunk.length;
+        controller.enqueue(out);
+      },
+    });
+    return { stream: response.body.pipeThrough(stamp), format: "pcm16", sampleRate: 24000 };
+  }
 
   /** The dev stack's mock LLM, streamed: yields the text deltas of its SSE. */
   async function* streamLlm(scenario, requestId, signal) {
@@ -319,9 +376,14 @@ export async function runChaos({ devstack, minutes, seed, echoGuardMs, minPartia
       },
       async synthesize(text, { turnId, signal }) {
         if (life.ended) violation("no audio after barge-in or stop", `${life.id}: synthesize after stop`);
+        const tag = { life, turnId, text };
+        if (tts === "stream" || (tts === "mixed" && random() < 0.5)) {
+          const kind = pick(STREAM_TTS);
+          fault(`tts:stream:${kind}`);
+          return streamSpeech(kind, text, tag, signal);
+        }
         const kind = pick(TTS);
         fault(`tts:${kind}`);
-        const tag = { life, turnId, text };
         if (kind === "undecodable") {
           const bytes = new Uint8Array(64).fill(7).buffer;
           byteTags.set(bytes, tag);

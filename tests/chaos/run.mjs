@@ -15,16 +15,18 @@ const ECHO_GUARD_MS = 600;
 const MIN_PARTIAL_CHARS = 5;
 
 function parseArgs(argv) {
-  const options = { minutes: 1, seed: 1 };
+  const options = { minutes: 1, seed: 1, tts: "mixed" };
   for (let i = 0; i < argv.length; i += 1) {
     const [flag, inline] = argv[i].split("=");
     const value = inline ?? argv[++i];
     if (flag === "--minutes") options.minutes = Number(value);
     else if (flag === "--seed") options.seed = Number(value);
-    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S`);
+    else if (flag === "--tts") options.tts = value;
+    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S --tts mixed|whole|stream`);
   }
   if (!(options.minutes > 0)) throw new RangeError("--minutes must be a positive number");
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
+  if (!["mixed", "whole", "stream"].includes(options.tts)) throw new RangeError("--tts must be mixed, whole or stream");
   return options;
 }
 
@@ -36,7 +38,7 @@ function table(rows) {
 const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1048576).toFixed(1)} MiB` : "n/a");
 
 async function main() {
-  const { minutes, seed } = parseArgs(process.argv.slice(2));
+  const { minutes, seed, tts } = parseArgs(process.argv.slice(2));
   const stack = await startDevStack({ port: 0 });
   const browser = await launchChromium(["--js-flags=--expose-gc", "--disable-features=LocalNetworkAccessChecks"]);
   const pageErrors = [];
@@ -51,7 +53,7 @@ async function main() {
     const url = new URL("/__chaos.html", stack.url).href;
     const html = `<!doctype html><meta charset="utf-8"><script type="module">
 import { runChaos } from "/tests/chaos/page.mjs";
-runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
+runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, tts: ${JSON.stringify(tts)}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
   .then((report) => (window.__chaos = { ok: true, report }), (error) => (window.__chaos = { ok: false, error: String(error && error.stack || error) }));
 </script>`;
     await page.route(url, (route) => route.fulfill({ contentType: "text/html", body: html }));
@@ -73,7 +75,7 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   const bargeIns = Object.values(report.bargeIns).reduce((a, b) => a + b, 0);
   const violations = Object.values(report.violations).reduce((a, b) => a + b, 0);
   const sorted = (object) => Object.entries(object).sort(([a], [b]) => a.localeCompare(b));
-  console.log(`\nchaos soak: seed ${seed}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
+  console.log(`\nchaos soak: seed ${seed}, speech ${tts}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
   console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken]])}`);
   console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
@@ -84,7 +86,7 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   console.log(`\nmemory (wasm / JS heap after gc)\n${table([["start", `${mib(m.start?.wasm)} / ${mib(m.start?.heap)}`], ["after warm-up", `${mib(m.warm?.wasm)} / ${mib(m.warm?.heap)}`], ["end", `${mib(m.end?.wasm)} / ${mib(m.end?.heap)}`]])}`);
   if (report.examples.length > 0) console.log(`\nfirst violations\n${report.examples.map((e) => `  ${e}`).join("\n")}`);
   mkdirSync("target", { recursive: true });
-  writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, minutes, ...report }, null, 2));
+  writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, tts, minutes, ...report }, null, 2));
   console.log(`\nchaos: ${report.turns} turns, ${faults} faults, ${bargeIns} barge-ins, ${violations} violations`);
   process.exitCode = violations > 0 ? 1 : 0;
 }
