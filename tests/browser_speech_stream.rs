@@ -58,5 +58,6 @@ scenarios! {
     bad_stream_descriptors_reject_with_named_errors => "badStreamDescriptorsRejectWithNamedErrors",
     a_session_speaks_through_open_ai_compatible_speech_and_a_barge_in_mid_stream_counts_only_what_played => "aSessionSpeaksThroughOpenAiCompatibleSpeechAndABargeInMidStreamCountsOnlyWhatPlayed",
     a_stalled_stream_is_skipped_after_tts_timeout_ms_and_the_turn_goes_on => "aStalledStreamIsSkippedAfterTtsTimeoutMsAndTheTurnGoesOn",
+    a_stream_that_broke_after_it_sounded_keeps_its_turn_until_its_tail_ends_and_ends_the_heard_text => "aStreamThatBrokeAfterItSoundedKeepsItsTurnUntilItsTailEndsAndEndsTheHeardText",
     a_stream_that_keeps_sending_after_its_signal_aborted_never_plays_again => "aStreamThatKeepsSendingAfterItsSignalAbortedNeverPlaysAgain",
 }

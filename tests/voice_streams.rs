@@ -149,6 +149,47 @@ fn a_stalled_stream_skips_its_sentence_and_the_turn_goes_on() {
 }
 
 #[test]
+fn a_stream_that_broke_after_it_sounded_ends_the_heard_text_there() {
+    let mut core = core();
+    streaming_first_of_two(&mut core);
+    core.on_sentence_audio(1, 0.0); // the first sentence sounds
+    core.on_stream_failed(1, true, t(600)); // then its stream stalls: the turn goes on
+                                            // What arrived of it plays out; it measures nothing of the speech rate.
+    core.on_audio_measured(1, 300.0);
+    core.on_chunk_ended(1, t(700));
+    core.on_synthesized(2, true, t(700));
+    drain(&mut core);
+    assert!((core.estimated_ms(TWO) - DEFAULT_MS_PER_CHAR * 24.0).abs() < 1e-9);
+    core.on_speech_start(t(900));
+    // The user heard part of ONE, a gap, then part of TWO: no prefix of the answer says that
+    // but the empty one. (Skipping ONE would have given "Take", which was never its start.)
+    let heard = heard_after(&mut core, &[(2, chunk(1, 1000.0, 200.0))]);
+    assert_eq!(heard.as_deref(), Some(""));
+}
+
+#[test]
+fn a_broken_stream_still_playing_at_the_cut_counts_its_words_but_never_all_of_them() {
+    let mut core = core();
+    streaming_first_of_two(&mut core);
+    // ONE plays in full: 19 characters in 380 ms, 20 ms a character.
+    core.on_stream_closed(1);
+    core.on_audio_measured(1, 380.0);
+    core.on_chunk_ended(1, t(400));
+    core.on_synthesized(2, true, t(400));
+    core.on_stream_opened(2);
+    core.on_sentence_audio(2, 0.0);
+    // TWO (estimated 480 ms) had 800 ms arrive, all of it played, when its stream broke.
+    core.on_stream_failed(2, false, t(1200));
+    drain(&mut core);
+    core.on_speech_start(t(1210));
+    let heard = heard_after(&mut core, &[(2, chunk(1, 800.0, 800.0))]);
+    assert_eq!(
+        heard.as_deref(),
+        Some("One two three four. Take one two three")
+    );
+}
+
+#[test]
 fn every_stream_failing_speaks_the_recovery_text() {
     let mut core = core();
     core.on_final("tell me", t(0));

@@ -41,9 +41,14 @@ pub(crate) enum PlayerEvent {
     ChunkStarted(u64, f64),
     /// A part of a streamed chunk started late, after this many milliseconds of silence.
     Underrun(String, f64),
-    /// One chunk could not be decoded, or its stream failed or stalled (`true`): it left the
-    /// line, or plays out what was scheduled of it and nothing more.
-    ChunkFailed(u64, bool),
+    /// One chunk could not be decoded, or its stream failed or stalled (`stalled`): it left the
+    /// line, or (`plays_out`) plays out what was scheduled of it, nothing more, and its
+    /// `ChunkEnded` still comes.
+    ChunkFailed {
+        seq: u64,
+        stalled: bool,
+        plays_out: bool,
+    },
     /// Audio waits on a context the browser keeps suspended: `resume()` from a user gesture.
     NeedsGesture,
 }
@@ -213,8 +218,13 @@ impl AudioOut {
     pub(crate) fn stream_failed(&self, seq: u64, stalled: bool) {
         let now = self.context.current_time();
         let ended = self.schedule.borrow_mut().failed(seq, now);
+        let plays_out = ended.chunk_done || self.schedule.borrow().is_queued(seq);
         self.buffers.borrow_mut().remove(&seq);
-        (self.sink)(PlayerEvent::ChunkFailed(seq, stalled));
+        (self.sink)(PlayerEvent::ChunkFailed {
+            seq,
+            stalled,
+            plays_out,
+        });
         self.report_part_ended(seq, ended);
         self.flush();
     }

@@ -446,6 +446,65 @@ const scenarios = {
     });
   },
 
+  // A stream that fails after some of it sounded: what was scheduled plays out, its turn waits
+  // for it and a barge-in during it silences it; heard text stops in it (P3: what followed it came
+  // after a gap no prefix of the answer can say).
+  async aStreamThatBrokeAfterItSoundedKeepsItsTurnUntilItsTailEndsAndEndsTheHeardText({ session: makeSession }) {
+    return withAudio(async (context, sources) => {
+      const BROKEN = "Broken one two three four five six.";
+      const NEXT = "Then the rest of it and more words.";
+      const run = async (answer, tailSeconds, before) => {
+        const broken = fedStream();
+        const synthesize = (text) =>
+          text === BROKEN
+            ? { stream: broken.stream, format: "pcm16", sampleRate: 24000 }
+            : { stream: servedStream([bytesOf(toneSamples(2.0, 24000))]).stream, format: "pcm16", sampleRate: 24000 };
+        const heard = [];
+        const errors = [];
+        const session = makeSession({
+          routes: [{ name: "r", generate: () => answer }],
+          recoveryText: RECOVERY,
+          synthesize,
+          audioContext: context,
+          onHeard: (turnId, text) => heard.push(text),
+          onError: (error) => errors.push(error.code),
+        });
+        const startsBefore = sources.starts.length;
+        await session.start({ microphone: false });
+        session.sendText("go");
+        broken.push(bytesOf(toneSamples(tailSeconds, 24000)));
+        await until(() => sources.starts.length === startsBefore + 1, 3000, "the broken sentence sounds");
+        broken.error(new TypeError("network error mid-stream"));
+        await until(() => errors.includes("tts_failed"), 3000, "the stream's failure");
+        await before({ session, startsBefore });
+        session.interrupt();
+        const at = context.currentTime;
+        await until(() => heard.length === 1, 3000, "the heard part");
+        const stopped = new Set(sources.stops.map((s) => s.node));
+        const sounding = sources.starts.slice(startsBefore).filter((s) => s.when + s.duration > at + 0.01 && !stopped.has(s.node));
+        await session.stop();
+        session.free();
+        return { heard: heard[0], sounding: sounding.length };
+      };
+      // The broken sentence is the whole answer: its 1.5 s tail keeps the turn speaking.
+      const alone = await run(BROKEN, 1.5, async ({ session }) => {
+        await sleep(200);
+        assertEq(session.state, "speaking", "speaking through the broken sentence's tail");
+      });
+      assertEq(alone.sounding, 0, "a barge-in during the tail silences it");
+      assert(BROKEN.startsWith(alone.heard), `heard "${alone.heard}" is a prefix of the broken sentence`);
+      // A short tail, then the next sentence plays: heard text still stops in the broken one.
+      const followed = await run(`${BROKEN} ${NEXT}`, 0.3, async ({ startsBefore }) => {
+        await until(() => sources.starts.length === startsBefore + 2, 3000, "the next sentence sounds");
+        const next = sources.starts[startsBefore + 1];
+        await untilAudioTime(context, next.when + 1.0);
+      });
+      assertEq(followed.sounding, 0, "the barge-in silenced the next sentence");
+      assert(BROKEN.startsWith(followed.heard), `heard "${followed.heard}" stops in the broken sentence, not in "${NEXT}"`);
+      return { alone: alone.heard, followed: followed.heard };
+    });
+  },
+
   async aStreamThatKeepsSendingAfterItsSignalAbortedNeverPlaysAgain({ session: makeSession }) {
     return withAudio(async (context, sources) => {
       const sends = { after: 0 };

@@ -4,7 +4,7 @@
 
 use super::turn::Sentence;
 use super::{VoiceAction, VoiceCore};
-use crate::core::heard::{heard_text, SpokenSentence};
+use crate::core::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
 use crate::core::playback::ChunkHeard;
 
 /// Milliseconds of speech per character assumed before the session measured any: slower than
@@ -24,12 +24,18 @@ pub(super) enum Fate {
     /// Its audio was still streaming in: how much played is measured, its total length is
     /// estimated (see [`VoiceCore::estimated_ms`]).
     CutStream(u64),
+    /// Its stream failed after some of it sounded: it never played to its end, and heard text
+    /// stops in it (what played after it came after a gap).
+    Broken(u64),
     /// Not yet synthesized: nothing of it played.
     Unplayed,
 }
 
 impl Fate {
     pub(super) fn of(sentence: &Sentence) -> Self {
+        if let (true, Some(job)) = (sentence.broken, sentence.job) {
+            return Fate::Broken(job);
+        }
         match (sentence.job, sentence.enqueued, sentence.finished) {
             (Some(_), true, true) => Fate::Played,
             (Some(job), true, false) if sentence.streaming => Fate::CutStream(job),
@@ -48,6 +54,8 @@ impl VoiceCore {
             .turn
             .as_ref()
             .and_then(|turn| turn.sentences.iter().find(|s| s.job == Some(job)))
+            // A broken stream's audio is only part of its text: no measure of the rate.
+            .filter(|s| !s.broken)
             .map(|s| s.text.trim().chars().count());
         if let Some(chars) = chars.filter(|chars| *chars > 0) {
             if duration_ms.is_finite() && duration_ms > 0.0 {
@@ -100,6 +108,17 @@ impl VoiceCore {
                         .iter()
                         .find(|(played_job, _)| played_job == job)
                         .map(|(_, chunk)| (chunk.duration_ms.max(estimate), chunk.played_ms)),
+                    // Longer than what arrived, and longer than what played: never in full.
+                    Fate::Broken(job) => chunks
+                        .iter()
+                        .find(|(played_job, _)| played_job == job)
+                        .map(|(_, chunk)| {
+                            let at_least = chunk.played_ms + 2.0 * FULL_TOLERANCE_MS;
+                            (
+                                chunk.duration_ms.max(estimate).max(at_least),
+                                chunk.played_ms,
+                            )
+                        }),
                     Fate::Skipped | Fate::Unplayed => None,
                 };
                 let (duration_ms, played_ms) = measured.unwrap_or((f64::INFINITY, 0.0));

@@ -75,7 +75,8 @@ impl VoiceCore {
     }
 
     /// The sentence's stream failed or stalled for `tts_timeout_ms` (`stalled`): it is skipped
-    /// (whatever of it was already scheduled plays out), and the turn goes on.
+    /// (whatever of it was already scheduled plays out), and the turn goes on. If some of it
+    /// already sounded, the sentence is broken: heard text stops there when the turn is cut.
     pub fn on_stream_failed(&mut self, job: u64, stalled: bool, now: Millis) {
         let Some(turn) = self.turn.as_mut() else {
             return;
@@ -88,8 +89,14 @@ impl VoiceCore {
             return;
         };
         if let Some(sentence) = turn.sentences.get_mut(index) {
-            sentence.enqueued = false;
             sentence.streaming = false;
+            if sentence.sounded {
+                // Some of it is in the player and plays out: it ends with its chunk, and a
+                // barge-in still stops it.
+                sentence.broken = true;
+            } else {
+                sentence.enqueued = false;
+            }
             if !sentence.recovery {
                 turn.succeeded = turn.succeeded.saturating_sub(1);
             }
@@ -100,12 +107,15 @@ impl VoiceCore {
     /// The first audio of the sentence of `job` was scheduled to start `lead_ms` from now on the
     /// audio clock (an event for timelines: first sound per sentence).
     pub fn on_sentence_audio(&mut self, job: u64, lead_ms: f64) {
-        let Some(turn) = self.turn.as_ref() else {
+        let Some(turn) = self.turn.as_mut() else {
             return;
         };
         let Some(index) = turn.sentences.iter().position(|s| s.job == Some(job)) else {
             return;
         };
+        if let Some(sentence) = turn.sentences.get_mut(index) {
+            sentence.sounded = true;
+        }
         let event = VoiceEvent::SentenceAudio {
             turn_id: turn.turn_id.clone(),
             index,
@@ -184,7 +194,8 @@ impl VoiceCore {
             return;
         };
         if let Some(sentence) = turn.sentences.get_mut(index) {
-            sentence.finished = true;
+            // A broken stream's audio still plays: it finishes when its chunk ends.
+            sentence.finished |= !sentence.broken;
             if !sentence.recovery {
                 turn.failed += 1;
             }

@@ -16,6 +16,11 @@ pub(crate) struct Sentence {
     pub(crate) finished: bool,
     /// Its audio is a stream still arriving: its total length is not known yet.
     pub(crate) streaming: bool,
+    /// Its first audio was scheduled.
+    pub(crate) sounded: bool,
+    /// Its stream failed after it sounded: it is longer than what played, and what follows it
+    /// was heard after a gap the heard text cannot show (P3).
+    pub(crate) broken: bool,
 }
 
 impl Sentence {
@@ -27,6 +32,8 @@ impl Sentence {
             enqueued: false,
             finished: false,
             streaming: false,
+            sounded: false,
+            broken: false,
         }
     }
 
@@ -88,7 +95,7 @@ impl SpeakingTurn {
     }
 
     /// Every answer sentence failed in TTS (and there was at least one): none is still waiting
-    /// for its turn or being synthesized.
+    /// for its turn, being synthesized, or playing (a broken stream's audio plays out first).
     pub(crate) fn all_failed(&self) -> bool {
         self.failed > 0
             && self.succeeded == 0
@@ -96,7 +103,7 @@ impl SpeakingTurn {
                 .sentences
                 .iter()
                 .filter(|sentence| !sentence.recovery)
-                .all(|sentence| sentence.finished && !sentence.enqueued)
+                .all(|sentence| sentence.finished && (!sentence.enqueued || sentence.broken))
     }
 
     pub(crate) fn any_enqueued(&self) -> bool {

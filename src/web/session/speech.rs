@@ -190,9 +190,16 @@ impl Shared {
                     driver::input(self, |core, _| core.on_stream_closed(job));
                 }
             }
-            PlayerEvent::ChunkFailed(seq, stalled) => {
+            PlayerEvent::ChunkFailed {
+                seq,
+                stalled,
+                plays_out,
+            } => {
                 if let Some(job) = job_of(seq) {
-                    self.io.borrow_mut().chunks.remove(&job);
+                    // What was scheduled plays out: its end must still find the job.
+                    if !plays_out {
+                        self.io.borrow_mut().chunks.remove(&job);
+                    }
                     if self.release_stream(job) {
                         driver::input(self, |core, now| core.on_stream_failed(job, stalled, now));
                     } else {
