@@ -20,6 +20,9 @@ const REPROVISION_WINDOW_MS = 300_000;
 const MAX_REPROVISIONS = 2;
 const TURN_SETTLE_LIMIT_MS = 60_000;
 const ECHO_GUARD_SLACK_MS = 150;
+/** Stream tags are pcm16 values 1..STREAM_TAG_VALUES; the latest STREAM_TAGS_KEPT are traced. */
+const STREAM_TAG_VALUES = 30000;
+const STREAM_TAGS_KEPT = 512;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -259,10 +262,11 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
       body: JSON.stringify({ model: "mock", voice: "tone", input: text, response_format: "pcm" }),
     });
     if (!response.ok) throw new Error(`TTS HTTP ${response.status}`);
-    streamTagSeq = (streamTagSeq % 30000) + 1;
+    streamTagSeq = (streamTagSeq % STREAM_TAG_VALUES) + 1;
     const value = streamTagSeq;
-    streamTags.delete(value);
     streamTags.set(value, tag);
+    // Only recent streams still play: older tags go, so finished lives are not kept alive.
+    streamTags.delete(((value - 1 + STREAM_TAG_VALUES - STREAM_TAGS_KEPT) % STREAM_TAG_VALUES) + 1);
     let offset = 0; // bytes so far: a chunk may end inside a sample
     const stamp = new TransformStream({
       transform(chunk, controller) {
