@@ -84,7 +84,7 @@ impl VoiceCore {
         let Some(index) = turn
             .sentences
             .iter()
-            .position(|s| s.job == Some(job) && !s.finished)
+            .position(|s| s.job == Some(job) && !s.finished && !s.broken)
         else {
             return;
         };
