@@ -8,7 +8,7 @@
 use super::audio::AudioOut;
 use crate::core::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{range_error, type_error, Fields};
-use crate::web::glue::{clear_timeout, set_timeout};
+use crate::web::glue::{clear_timeout, set_timeout, set_timeout_with_argument};
 use js_sys::{ArrayBuffer, Float32Array, Function, Promise, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -253,23 +253,16 @@ pub(crate) async fn collect(
 async fn read(reader: &ReadableStreamDefaultReader, idle_ms: u64) -> Read {
     let timeout = i32::try_from(idle_ms).unwrap_or(i32::MAX);
     let stall = JsValue::from_str("turnguard:stalled");
-    let timer_id = std::cell::Cell::new(JsValue::UNDEFINED);
-    let timer = {
-        let stall = stall.clone();
-        let mut id = JsValue::UNDEFINED;
-        let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
-            let stall = stall.clone();
-            let fire = Closure::once_into_js(move || {
-                let _ = resolve.call1(&JsValue::UNDEFINED, &stall);
-            });
-            id = set_timeout(fire.unchecked_ref(), timeout);
-        });
-        timer_id.set(id);
-        promise
-    };
+    // The timer calls the promise's own `resolve` with the marker: no Rust closure, so a read
+    // that wins the race and clears the timer leaves nothing behind (a `Closure::once_into_js`
+    // that is never called is never freed: one leaked per part read).
+    let mut timer_id = JsValue::UNDEFINED;
+    let timer = Promise::new(&mut |resolve: Function, _reject: Function| {
+        timer_id = set_timeout_with_argument(&resolve, timeout, &stall);
+    });
     let race = Promise::race(&js_sys::Array::of2(&reader.read(), &timer));
     let result = JsFuture::from(race).await;
-    clear_timeout(&timer_id.take());
+    clear_timeout(&timer_id);
     let Ok(result) = result else {
         return Read::Failed;
     };

@@ -73,6 +73,13 @@ extern "C" {
     pub(crate) fn fetch(url: &JsValue, init: &web_sys::RequestInit) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     pub(crate) fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+    /// `setTimeout(handler, ms, argument)`: `handler(argument)` when it fires.
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub(crate) fn set_timeout_with_argument(
+        handler: &Function,
+        ms: i32,
+        argument: &JsValue,
+    ) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     pub(crate) fn clear_timeout(id: &JsValue);
 }
