@@ -91,6 +91,12 @@ impl VoiceCore {
         // P3: only the audio clock says what played. A sentence whose chunk ended played in
         // full; a skipped one was never spoken; any other without a measured chunk (still
         // synthesizing, decoding, waiting for a gesture, dropped) played nothing.
+        let chunk_of = |job: u64| {
+            chunks
+                .iter()
+                .find(|(played_job, _)| *played_job == job)
+                .map(|(_, chunk)| chunk)
+        };
         let spoken: Vec<SpokenSentence<'_>> = texts
             .iter()
             .zip(estimates)
@@ -98,27 +104,17 @@ impl VoiceCore {
             .map(|((fate, text), estimate)| {
                 let measured = match fate {
                     Fate::Played => Some((1.0, 1.0)),
-                    Fate::Cut(job) => chunks
-                        .iter()
-                        .find(|(played_job, _)| played_job == job)
-                        .map(|(_, chunk)| (chunk.duration_ms, chunk.played_ms)),
+                    Fate::Cut(job) => chunk_of(*job).map(|c| (c.duration_ms, c.played_ms)),
                     // What arrived is a lower bound of its length; the estimate may be longer.
                     // The longer of the two counts fewer words: never more than the clock allows.
-                    Fate::CutStream(job) => chunks
-                        .iter()
-                        .find(|(played_job, _)| played_job == job)
-                        .map(|(_, chunk)| (chunk.duration_ms.max(estimate), chunk.played_ms)),
+                    Fate::CutStream(job) => {
+                        chunk_of(*job).map(|c| (c.duration_ms.max(estimate), c.played_ms))
+                    }
                     // Longer than what arrived, and longer than what played: never in full.
-                    Fate::Broken(job) => chunks
-                        .iter()
-                        .find(|(played_job, _)| played_job == job)
-                        .map(|(_, chunk)| {
-                            let at_least = chunk.played_ms + 2.0 * FULL_TOLERANCE_MS;
-                            (
-                                chunk.duration_ms.max(estimate).max(at_least),
-                                chunk.played_ms,
-                            )
-                        }),
+                    Fate::Broken(job) => chunk_of(*job).map(|c| {
+                        let at_least = c.played_ms + 2.0 * FULL_TOLERANCE_MS;
+                        (c.duration_ms.max(estimate).max(at_least), c.played_ms)
+                    }),
                     Fate::Skipped | Fate::Unplayed => None,
                 };
                 let (duration_ms, played_ms) = measured.unwrap_or((f64::INFINITY, 0.0));
