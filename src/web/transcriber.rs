@@ -8,7 +8,7 @@
 //! (a queued `provision()` or connect is skipped once the transcriber stopped). `free()` is
 //! idempotent and works from any callback.
 //!
-//! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
+//! Server messages go to the core as text: `core::stt::gladia` reads them with the crate's own small
 //! JSON reader.
 
 mod dev_provisioner;
@@ -20,8 +20,8 @@ mod socket;
 
 pub use options::gladia_provisioner;
 
+use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;
-use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
@@ -117,6 +117,15 @@ impl LiveTranscriber {
             shared: Handle::new(shared),
             last: RefCell::new((State::Stopped, Stats::default())),
         })
+    }
+
+    /// Every protocol's name, as `options.protocol` takes it.
+    #[wasm_bindgen(getter, unchecked_return_type = "TranscriberProtocol[]")]
+    pub fn protocols() -> js_sys::Array {
+        crate::core::stt::protocols::ALL
+            .iter()
+            .map(|profile| JsValue::from_str(profile.name))
+            .collect()
     }
 
     /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
@@ -380,24 +389,9 @@ impl Shared {
                     self.connect(&url);
                 }
             }
-            Action::Send(bytes) => {
-                let text = self.driver.read(|core| core.audio_text(&bytes)).flatten();
+            Action::SendBinary(bytes) => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    match text {
-                        Some(text) => socket.send_text(&text),
-                        None => socket.send_bytes(&bytes),
-                    }
-                }
-            }
-            Action::SendStopRecording => {
-                let messages = self
-                    .driver
-                    .read(Transcriber::finish_messages)
-                    .unwrap_or_default();
-                if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    for message in messages {
-                        socket.send_text(&message);
-                    }
+                    socket.send_bytes(&bytes);
                 }
             }
             Action::SendText(text) => {
