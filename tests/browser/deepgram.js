@@ -185,7 +185,7 @@ const scenarios = {
 
   async theProtocolOptionIsChecked({ make }) {
     const provision = () => ({ url: "ws://127.0.0.1:1/never" });
-    await assertThrows(() => make({ provision, protocol: "whisper" }), RangeError, /options\.protocol must be one of "gladia", "deepgram"/, "unknown protocol");
+    await assertThrows(() => make({ provision, protocol: "whisper" }), RangeError, /options\.protocol must be one of "assemblyai", "deepgram", "elevenlabs", "gladia"/, "unknown protocol");
     await assertThrows(() => make({ provision, protocol: 7 }), TypeError, /options\.protocol/, "not a string");
     await assertThrows(() => make({ provision, throttledDelayMs: -1 }), RangeError, /options\.throttledDelayMs/, "negative throttledDelayMs");
     await assertThrows(() => make({ provision, workletUrl: "" }), RangeError, /options\.workletUrl/, "empty workletUrl");
