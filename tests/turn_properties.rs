@@ -171,7 +171,7 @@ fn play(schedule: &Schedule) -> Played {
     let script_plans = Rc::clone(&plans);
     let sim = Sim::new(schedule.config.clone(), move |call| {
         let turn: usize = call.turn_id[1..].parse().unwrap();
-        script_plans[turn].replies[attempt_number(&call.request_id) - 1].clone()
+        script_plans[turn].replies[call.request_id.index()].clone()
     });
     // Inputs at their times, in time order; the ladder's own events in between.
     let mut inputs: Vec<(u64, usize, bool)> = Vec::new();
@@ -204,10 +204,6 @@ fn play(schedule: &Schedule) -> Played {
     }
     played.sim.drive(100_000);
     played
-}
-
-fn attempt_number(request_id: &str) -> usize {
-    request_id.rsplit(':').next().unwrap().parse().unwrap()
 }
 
 fn without_white_space(text: &str) -> String {
@@ -276,7 +272,7 @@ proptest! {
                         .find(|a| Some(&a.request_id) == record.accepted_request_id.as_ref()).unwrap();
                     let call = sim.calls.iter().find(|c| c.request_id == accepted.request_id).unwrap();
                     let finished_at = accepted.finished_at.unwrap();
-                    if let Reply::Stream(_, end) = &plan.replies[attempt_number(&accepted.request_id) - 1] {
+                    if let Reply::Stream(_, end) = &plan.replies[accepted.request_id.index()] {
                         let aborted = sim.aborted_attempts.contains(&accepted.request_id);
                         // (An end at the very millisecond of the cut may come before or after it.)
                         match end.as_ref().map(|(ms, _)| call.at.after(*ms)) {

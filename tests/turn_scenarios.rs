@@ -360,3 +360,43 @@ fn without_events_the_ladder_does_the_same_and_queues_no_event() {
     assert_eq!(without.settled, with_events.settled);
     assert_eq!(without.aborted_attempts, with_events.aborted_attempts);
 }
+
+/// A request id belongs to the turn that started its attempt: once that turn's record is dropped
+/// (T10) and its id is used again, the old attempt's late answer is not the new turn's.
+#[test]
+fn a_late_answer_of_a_dropped_turn_never_reaches_a_new_turn_of_the_same_id() {
+    use turnguard::core::turn::{Action, TurnLadder};
+    let mut config = Sim::config(5_000, 2_000);
+    config.history_limit = 1;
+    let mut ladder = TurnLadder::new(config);
+    let started = |ladder: &mut TurnLadder| loop {
+        match ladder.poll_action() {
+            Some(Action::StartAttempt { request_id, .. }) => break request_id,
+            Some(_) => {}
+            None => panic!("no attempt started"),
+        }
+    };
+    ladder.start_turn("t", "first", Millis(0)).unwrap();
+    let old = started(&mut ladder);
+    ladder.interrupt("t", Millis(10));
+    ladder.start_turn("u", "other", Millis(20)).unwrap();
+    ladder.interrupt("u", Millis(30));
+    while ladder.poll_action().is_some() {}
+    assert!(ladder.turn("t").is_none(), "the first t was dropped");
+    ladder.start_turn("t", "second", Millis(40)).unwrap();
+    let new = started(&mut ladder);
+    assert_eq!(old.as_str(), new.as_str(), "the same text");
+    ladder.on_attempt_result(&old, Ok("stale answer".into()), Millis(50));
+    let record = ladder.turn("t").unwrap();
+    assert_eq!(
+        record.status,
+        TurnStatus::Running,
+        "the stale answer did not commit"
+    );
+    assert_eq!(record.attempts[0].result, AttemptResult::Running);
+    ladder.on_attempt_result(&new, Ok("fresh answer".into()), Millis(60));
+    assert_eq!(
+        ladder.turn("t").unwrap().accepted_text.as_deref(),
+        Some("fresh answer")
+    );
+}

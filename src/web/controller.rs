@@ -3,7 +3,7 @@
 use crate::core::time::Millis;
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
-use crate::core::turn::{parse_request_id, Action, Event, StartError, Started, TurnLadder};
+use crate::core::turn::{Action, AttemptId, Event, StartError, Started, TurnLadder};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
@@ -239,12 +239,11 @@ impl Shell for Shared {
     fn perform(self: &Rc<Self>, action: Action) {
         match action {
             Action::StartAttempt {
-                turn_id,
                 request_id,
                 route,
                 history,
                 ..
-            } => self.start_attempt(turn_id, request_id, route, history),
+            } => self.start_attempt(request_id, route, history),
             Action::Sentence { turn_id, text } => {
                 // Checked right before each sentence leaves: not one after an interrupt (T12).
                 let may_speak = self.ladder(|ladder| ladder.may_speak(&turn_id));
@@ -267,14 +266,12 @@ impl Shell for Shared {
                 // An attempt ends early for two reasons: its timeout, or an answer cut at
                 // `maxAnswerChars` (T15); the abort reason says which.
                 let cut = self.ladder(|ladder| {
-                    let turn_id = parse_request_id(&request_id).map(|(turn, _)| turn);
-                    turn_id
-                        .and_then(|turn_id| ladder.turn(turn_id))
-                        .is_some_and(|record| {
-                            record.attempts.iter().any(|attempt| {
-                                attempt.request_id == request_id
-                                    && attempt.error == Some(Failure::AnswerTooLong)
-                            })
+                    ladder
+                        .turn(request_id.turn_id())
+                        .and_then(|record| record.attempts.get(request_id.index()))
+                        .is_some_and(|attempt| {
+                            attempt.request_id == request_id
+                                && attempt.error == Some(Failure::AnswerTooLong)
                         })
                 });
                 if let Some(controller) = controller {

@@ -18,10 +18,6 @@ const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_r
 
 const failureName = (code, httpStatus) => (code === 2 ? `http_${httpStatus}` : FAILURE[code]);
 
-export function requestIdOf(turnId, attemptNumber) {
-  return `${turnId}:attempt:${attemptNumber}`;
-}
-
 /** Appends one exchange of the history as chat messages; an unheard answer adds no assistant message. */
 export function pushExchange(messages, user, assistant) {
   messages.push({ role: "user", content: user });

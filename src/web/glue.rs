@@ -7,8 +7,6 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "controller")]
 #[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = requestIdOf)]
-    pub(crate) fn request_id_of(turn_id: &JsValue, attempt_number: u32) -> JsValue;
     #[wasm_bindgen(js_name = attemptRequest)]
     pub(crate) fn attempt_request(
         request_id: &JsValue,

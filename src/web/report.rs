@@ -2,14 +2,14 @@
 //! numbers and the JS strings the shell already holds.
 
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
-use crate::core::turn::Event;
+use crate::core::turn::{AttemptId, Event};
 use crate::web::glue;
 use js_sys::Array;
 use wasm_bindgen::JsValue;
 
 /// A whole answer as a route returned it.
 pub(crate) struct Answer {
-    pub(crate) request_id: String,
+    pub(crate) request_id: AttemptId,
     pub(crate) text: String,
     pub(crate) js: JsValue,
 }
@@ -18,8 +18,8 @@ pub(crate) struct Answer {
 pub(crate) struct TurnStrings {
     pub(crate) turn_id: JsValue,
     pub(crate) input: JsValue,
-    /// Request ids and their JS strings, in attempt order.
-    pub(crate) request_ids: Vec<(String, JsValue)>,
+    /// The JS strings of the attempts' request ids, by attempt index.
+    pub(crate) request_ids: Vec<Option<JsValue>>,
     /// The answer as JS handed it back, with the request id that produced it and its text.
     pub(crate) answer: Option<Answer>,
 }
@@ -42,18 +42,33 @@ impl TurnStrings {
         )
     }
 
-    pub(crate) fn request_id(&self, request_id: &str) -> JsValue {
-        self.request_ids
-            .iter()
-            .find(|(id, _)| id == request_id)
-            .map_or_else(|| JsValue::from_str(request_id), |(_, js)| js.clone())
+    /// The JS string of an attempt's request id, made once when it starts.
+    pub(crate) fn add_request_id(&mut self, request_id: &AttemptId) -> JsValue {
+        let js = JsValue::from_str(request_id);
+        let index = request_id.index();
+        if self.request_ids.len() <= index {
+            self.request_ids.resize(index + 1, None);
+        }
+        if let Some(slot) = self.request_ids.get_mut(index) {
+            *slot = Some(js.clone());
+        }
+        js
+    }
+
+    /// The JS string of an attempt's request id: the one made when it started, or encoded now
+    /// (a turn the shell no longer holds).
+    pub(crate) fn request_id(&self, request_id: &AttemptId) -> JsValue {
+        match self.request_ids.get(request_id.index()) {
+            Some(Some(js)) => js.clone(),
+            _ => JsValue::from_str(request_id),
+        }
     }
 
     /// The accepted answer as a JS string: the one JS returned when the ladder delivered it
     /// unchanged, or `text` encoded (a cut or re-spaced answer).
-    pub(crate) fn answer(&self, request_id: &str, text: &str) -> JsValue {
+    pub(crate) fn answer(&self, request_id: &AttemptId, text: &str) -> JsValue {
         match &self.answer {
-            Some(answer) if answer.request_id == request_id && answer.text == text => {
+            Some(answer) if answer.request_id == *request_id && answer.text == text => {
                 answer.js.clone()
             }
             _ => JsValue::from_str(text),
@@ -82,7 +97,7 @@ pub(crate) fn record_to_js(
     }
     let accepted_request_id = record
         .accepted_request_id
-        .as_deref()
+        .as_ref()
         .map_or(JsValue::UNDEFINED, |id| strings.request_id(id));
     let accepted_text = match (&record.accepted_request_id, &record.accepted_text) {
         (Some(id), Some(text)) => strings.answer(id, text),

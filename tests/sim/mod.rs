@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use turnguard::core::time::Millis;
 use turnguard::core::turn::history::Exchange;
 use turnguard::core::turn::record::{Failure, TurnRecord};
-use turnguard::core::turn::{Action, Event, RouteSpec, TurnConfig, TurnLadder};
+use turnguard::core::turn::{Action, AttemptId, Event, RouteSpec, TurnConfig, TurnLadder};
 
 /// What a scripted route does with one call.
 #[derive(Clone, Debug)]
@@ -58,7 +58,7 @@ pub enum Spoken {
 /// One call to a route.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
-    pub request_id: String,
+    pub request_id: AttemptId,
     pub turn_id: String,
     pub route: usize,
     pub at: Millis,
@@ -76,10 +76,10 @@ pub struct Sim {
     pub sentences: Vec<(String, String)>,
     /// Every `Sentence` action the ladder emitted, in order, allowed or not.
     pub emitted_sentences: Vec<(String, String)>,
-    pub aborted_attempts: Vec<String>,
+    pub aborted_attempts: Vec<AttemptId>,
     pub aborted_turns: Vec<String>,
     /// Route replies due, by time, in arrival order.
-    pending: BTreeMap<(Millis, u64), (String, RouteInput)>,
+    pending: BTreeMap<(Millis, u64), (AttemptId, RouteInput)>,
     sequence: u64,
     script: Box<dyn FnMut(&Call) -> Reply>,
 }
@@ -135,15 +135,14 @@ impl Sim {
         while let Some(action) = self.ladder.poll_action() {
             match action {
                 Action::StartAttempt {
-                    turn_id,
                     request_id,
                     route,
                     history,
                     ..
                 } => {
                     let call = Call {
+                        turn_id: request_id.turn_id().to_owned(),
                         request_id: request_id.clone(),
-                        turn_id,
                         route,
                         at: self.now,
                         history,
@@ -195,11 +194,11 @@ impl Sim {
         }
     }
 
-    fn schedule(&mut self, after_ms: u64, request_id: &str, input: RouteInput) {
+    fn schedule(&mut self, after_ms: u64, request_id: &AttemptId, input: RouteInput) {
         self.sequence += 1;
         self.pending.insert(
             (self.now.after(after_ms), self.sequence),
-            (request_id.to_owned(), input),
+            (request_id.clone(), input),
         );
     }
 

@@ -1,7 +1,7 @@
 //! The ladder's rungs (T3–T6, T9, T11): starting attempts, their timeouts and failures, the next
 //! rung or recovery, and answers that come too late.
 
-use super::{request_id_of, TurnLadder};
+use super::{AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::config::FallbackPolicy;
 use crate::core::turn::output::{Action, Event};
@@ -115,7 +115,7 @@ impl TurnLadder {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let request_id = request_id_of(turn_id, number);
+        let request_id = AttemptId::new(turn.id.clone(), number - 1);
         let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
@@ -128,7 +128,6 @@ impl TurnLadder {
         });
         let input = turn.record.input.clone();
         self.actions.push_back(Action::StartAttempt {
-            turn_id: turn_id.to_owned(),
             request_id: request_id.clone(),
             route,
             input,
@@ -143,14 +142,14 @@ impl TurnLadder {
         });
     }
 
-    /// Ends the running attempt of a turn, if any; returns its request id.
+    /// Ends the running attempt of a turn, if any; returns its id.
     pub(super) fn finish_attempt(
         &mut self,
         turn_id: &str,
         result: AttemptResult,
         error: Option<Failure>,
         now: Millis,
-    ) -> Option<String> {
+    ) -> Option<AttemptId> {
         let emit = self.config.emit_events;
         let turn = self.active.get_mut(turn_id)?;
         turn.attempt_deadline = None;
@@ -175,8 +174,9 @@ impl TurnLadder {
     }
 
     /// Text for an attempt that had already ended: kept on the record as `late`, never spoken (T6).
-    pub(super) fn record_late_answer(&mut self, turn_id: &str, attempt_index: usize, now: Millis) {
+    pub(super) fn record_late_answer(&mut self, request_id: &AttemptId, now: Millis) {
         let emit = self.config.emit_events;
+        let turn_id = request_id.turn_id();
         let record = match self.active.get_mut(turn_id) {
             Some(turn) => &mut turn.record,
             None => match self.settled.get_mut(turn_id) {
@@ -185,11 +185,16 @@ impl TurnLadder {
             },
         };
         let committed = record.accepted_request_id.clone();
-        let Some(attempt) = record.attempts.get_mut(attempt_index) else {
+        // The attempt's own record: not one of a later turn under the same id.
+        let Some(attempt) = record
+            .attempts
+            .get_mut(request_id.index())
+            .filter(|attempt| attempt.request_id == *request_id)
+        else {
             return;
         };
         // The attempt that was cut off mid-delivery stays `cancelled`, whatever it still sends.
-        if committed.as_deref() == Some(attempt.request_id.as_str()) {
+        if committed.as_ref() == Some(request_id) {
             return;
         }
         if !matches!(

@@ -15,7 +15,7 @@
 //! exactly the characters of the delivered sentences, in order, with the route's own white space
 //! between them.
 
-use super::TurnLadder;
+use super::{AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::config::TurnConfig;
 use crate::core::turn::history::Exchange;
@@ -216,9 +216,9 @@ impl TurnLadder {
 
     /// The committed stream passed `max_answer_chars`: abort it, so the provider stops, and
     /// accept what went out (T15).
-    pub(super) fn cut_stream(&mut self, turn_id: &str, request_id: &str, now: Millis) {
+    pub(super) fn cut_stream(&mut self, turn_id: &str, request_id: &AttemptId, now: Millis) {
         self.actions.push_back(Action::AbortAttempt {
-            request_id: request_id.to_owned(),
+            request_id: request_id.clone(),
         });
         self.complete(turn_id, Some(Failure::AnswerTooLong), now);
     }
@@ -241,7 +241,7 @@ impl TurnLadder {
             .attempts
             .get(delivery.attempt_index)
             .map_or(0, |attempt| attempt.route);
-        let request_id = turn.record.accepted_request_id.clone().unwrap_or_default();
+        let request_id = turn.record.accepted_request_id.clone();
         let latency_ms = now.since(turn.record.started_at);
         let exchange = Exchange {
             turn_id: turn_id.to_owned(),
@@ -256,13 +256,15 @@ impl TurnLadder {
         }
         self.finish_attempt(turn_id, AttemptResult::Accepted, error, now);
         self.history.push(exchange);
-        self.event(|| Event::Accepted {
-            turn_id: turn_id.to_owned(),
-            request_id,
-            route,
-            at: now,
-            latency_ms,
-        });
+        if let Some(request_id) = request_id {
+            self.event(|| Event::Accepted {
+                turn_id: turn_id.to_owned(),
+                request_id,
+                route,
+                at: now,
+                latency_ms,
+            });
+        }
         self.actions.push_back(Action::Deliver {
             turn_id: turn_id.to_owned(),
             text,

@@ -40,6 +40,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use wakeups::Wakeups;
 
+mod attempt_id;
 mod attempts;
 pub mod budget;
 pub mod config;
@@ -51,6 +52,7 @@ pub mod sentences;
 pub mod sse;
 mod wakeups;
 
+pub use attempt_id::AttemptId;
 pub use config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
 pub use output::{Action, Event};
 
@@ -259,19 +261,17 @@ impl TurnLadder {
 
     /// A streaming route produced `chunk`. The first non-blank chunk of a running attempt
     /// commits it if the gate of T6 passes; chunks of the committed attempt go out as sentences.
-    pub fn on_attempt_chunk(&mut self, request_id: &str, chunk: &str, now: Millis) {
+    pub fn on_attempt_chunk(&mut self, request_id: &AttemptId, chunk: &str, now: Millis) {
         self.chunk_arrived(request_id, chunk, now);
-        self.reschedule_request(request_id);
+        self.reschedule(request_id.turn_id());
     }
 
-    fn chunk_arrived(&mut self, request_id: &str, chunk: &str, now: Millis) {
+    fn chunk_arrived(&mut self, request_id: &AttemptId, chunk: &str, now: Millis) {
         self.handle_timeout(now);
-        let Some((turn_id, index)) = parse_request_id(request_id) else {
-            return;
-        };
-        let Some(turn) = self.active.get(turn_id) else {
+        let (turn_id, index) = (request_id.turn_id(), request_id.index());
+        let Some(turn) = self.turn_running(request_id) else {
             if !chunk.trim().is_empty() {
-                self.record_late_answer(turn_id, index, now);
+                self.record_late_answer(request_id, now);
             }
             return;
         };
@@ -287,7 +287,7 @@ impl TurnLadder {
             }
             _ => {
                 if !chunk.trim().is_empty() {
-                    self.record_late_answer(turn_id, index, now);
+                    self.record_late_answer(request_id, now);
                 }
                 false
             }
@@ -301,27 +301,30 @@ impl TurnLadder {
     /// attempt of a stream, a failure ends the turn as accepted with what was delivered (T12).
     pub fn on_attempt_result(
         &mut self,
-        request_id: &str,
+        request_id: &AttemptId,
         outcome: Result<String, Failure>,
         now: Millis,
     ) {
         self.result_arrived(request_id, outcome, now);
-        self.reschedule_request(request_id);
+        self.reschedule(request_id.turn_id());
     }
 
-    fn result_arrived(&mut self, request_id: &str, outcome: Result<String, Failure>, now: Millis) {
+    fn result_arrived(
+        &mut self,
+        request_id: &AttemptId,
+        outcome: Result<String, Failure>,
+        now: Millis,
+    ) {
         // A deadline that is due is decided first: an answer at or after it is late (T5, T6).
         self.handle_timeout(now);
-        let Some((turn_id, index)) = parse_request_id(request_id) else {
-            return;
-        };
+        let (turn_id, index) = (request_id.turn_id(), request_id.index());
         let outcome = match outcome {
             Ok(text) if text.trim().is_empty() => Err(Failure::NoText),
             other => other,
         };
-        let Some(turn) = self.active.get(turn_id) else {
+        let Some(turn) = self.turn_running(request_id) else {
             if outcome.is_ok() {
-                self.record_late_answer(turn_id, index, now);
+                self.record_late_answer(request_id, now);
             }
             return;
         };
@@ -334,7 +337,7 @@ impl TurnLadder {
         }
         if turn.delivery.is_some() || !turn.is_running(index) {
             if outcome.is_ok() {
-                self.record_late_answer(turn_id, index, now);
+                self.record_late_answer(request_id, now);
             }
             return;
         }
@@ -351,17 +354,15 @@ impl TurnLadder {
 
     /// The stream of `request_id` ended. For the committed attempt this completes the turn; an
     /// attempt whose stream ended before any text failed with `NoText`.
-    pub fn on_stream_end(&mut self, request_id: &str, now: Millis) {
+    pub fn on_stream_end(&mut self, request_id: &AttemptId, now: Millis) {
         self.stream_ended(request_id, now);
-        self.reschedule_request(request_id);
+        self.reschedule(request_id.turn_id());
     }
 
-    fn stream_ended(&mut self, request_id: &str, now: Millis) {
+    fn stream_ended(&mut self, request_id: &AttemptId, now: Millis) {
         self.handle_timeout(now);
-        let Some((turn_id, index)) = parse_request_id(request_id) else {
-            return;
-        };
-        let Some(turn) = self.active.get(turn_id) else {
+        let (turn_id, index) = (request_id.turn_id(), request_id.index());
+        let Some(turn) = self.turn_running(request_id) else {
             return;
         };
         match &turn.delivery {
@@ -369,6 +370,14 @@ impl TurnLadder {
             None if turn.is_running(index) => self.fail_attempt(turn_id, Failure::NoText, now),
             _ => {}
         }
+    }
+
+    /// The running turn an attempt belongs to: the very turn that started it, not a later one
+    /// under the same id (after the first was dropped from the retained records).
+    fn turn_running(&self, request_id: &AttemptId) -> Option<&ActiveTurn> {
+        self.active
+            .get(request_id.turn_id())
+            .filter(|turn| request_id.belongs_to(&turn.id))
     }
 
     /// Interrupts a running turn (T7): true if it was running, and then nothing more is spoken.
@@ -438,12 +447,6 @@ impl TurnLadder {
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
         self.wakeups.next()
-    }
-
-    fn reschedule_request(&mut self, request_id: &str) {
-        if let Some((turn_id, _)) = parse_request_id(request_id) {
-            self.reschedule(turn_id);
-        }
     }
 
     /// Files a running turn under its next timeout, after an input that may have moved it.
@@ -528,32 +531,6 @@ impl TurnLadder {
     }
 }
 
-/// Splits `"<turnId>:attempt:<n>"` into the turn id and the attempt's index (n - 1).
-/// `"{turn_id}:attempt:{number}"`, built without the formatting machinery: it is on every
-/// attempt's path. `parse_request_id` is its inverse.
-fn request_id_of(turn_id: &str, number: usize) -> String {
-    fn push_decimal(out: &mut String, n: usize) {
-        if n >= 10 {
-            push_decimal(out, n / 10);
-        }
-        out.push(char::from(b'0' + (n % 10) as u8));
-    }
-    let mut id = String::with_capacity(turn_id.len() + ":attempt:".len() + 2);
-    id.push_str(turn_id);
-    id.push_str(":attempt:");
-    push_decimal(&mut id, number);
-    id
-}
-
-/// `"{turn_id}:attempt:{number}"` → `(turn_id, number - 1)`: the turn and the attempt's index.
-/// Split at the last `:` first, which takes no substring search code.
-pub fn parse_request_id(request_id: &str) -> Option<(&str, usize)> {
-    let (head, number) = request_id.rsplit_once(':')?;
-    let turn_id = head.strip_suffix(":attempt")?;
-    let number: usize = number.parse().ok()?;
-    Some((turn_id, number.checked_sub(1)?))
-}
-
 /// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
 /// under that time.
 fn is_filed(active: &FxHashMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
@@ -561,19 +538,5 @@ fn is_filed(active: &FxHashMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Milli
         active
             .get(turn_id)
             .is_some_and(|turn| turn.seq == seq && turn.scheduled == Some(at))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn request_ids_round_trip_through_their_parser() {
-        for (turn_id, number) in [("t", 1), ("turn:attempt:7", 2), ("", 10), ("ünï", 123)] {
-            let id = request_id_of(turn_id, number);
-            assert_eq!(id, format!("{turn_id}:attempt:{number}"));
-            assert_eq!(parse_request_id(&id), Some((turn_id, number - 1)));
-        }
     }
 }

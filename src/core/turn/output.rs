@@ -3,6 +3,7 @@
 use crate::core::time::Millis;
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
+use crate::core::turn::AttemptId;
 
 /// A transition, for logs and metrics (T14). Carries ids, routes and times, never text.
 #[derive(Clone, Debug, PartialEq)]
@@ -12,7 +13,7 @@ pub enum Event {
     /// An attempt began on `route`; it times out at `timeout_at`.
     AttemptStarted {
         turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         at: Millis,
         timeout_at: Millis,
@@ -20,7 +21,7 @@ pub enum Event {
     /// An attempt ended (or, with `Late`, answered after it had ended).
     AttemptFinished {
         turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         at: Millis,
         result: AttemptResult,
@@ -30,7 +31,7 @@ pub enum Event {
     /// A streaming attempt produced its first text and became the turn's answer (T12).
     Committed {
         turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         at: Millis,
         latency_ms: u64,
@@ -38,7 +39,7 @@ pub enum Event {
     /// The turn's answer was accepted (for a stream: the stream ended).
     Accepted {
         turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         at: Millis,
         latency_ms: u64,
@@ -60,14 +61,13 @@ pub enum Action {
     /// Call `route` for this attempt with a fresh signal chained to the turn's. `history` is
     /// the conversation so far, given only to routes that share history (T11).
     StartAttempt {
-        turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         input: String,
         history: Option<Vec<Exchange>>,
     },
     /// Abort this attempt's signal only: it timed out, the turn goes on (T4).
-    AbortAttempt { request_id: String },
+    AbortAttempt { request_id: AttemptId },
     /// Abort the turn's signal and with it any attempt (interrupt, deadline, dispose).
     AbortTurn { turn_id: String },
     /// Hand one complete sentence of the committed answer to TTS, in order (T12).

@@ -1,6 +1,7 @@
 //! What a turn leaves behind (rule T13): its record and the record of each attempt.
 
 use crate::core::time::Millis;
+use crate::core::turn::AttemptId;
 use core::fmt;
 
 /// Where a turn stands. Only `Running` can still change.
@@ -149,7 +150,7 @@ impl fmt::Display for Failure {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attempt {
     /// `"<turnId>:attempt:<n>"`, n from 1.
-    pub request_id: String,
+    pub request_id: AttemptId,
     /// Index into the controller's routes.
     pub route: usize,
     /// When the call started.
@@ -178,7 +179,7 @@ pub struct TurnRecord {
     /// Every attempt, in order.
     pub attempts: Vec<Attempt>,
     /// The attempt whose answer was accepted (or, when streaming, committed).
-    pub accepted_request_id: Option<String>,
+    pub accepted_request_id: Option<AttemptId>,
     /// The accepted answer.
     pub accepted_text: Option<String>,
     /// Why the recovery text was used.

@@ -1,7 +1,7 @@
 //! The browser resources of a controller's turns and attempts: each attempt's `AbortController`,
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
-use crate::core::turn::parse_request_id;
+use crate::core::turn::AttemptId;
 use crate::web::report::TurnStrings;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -13,8 +13,7 @@ const LATE_ATTEMPTS_KEPT: usize = 64;
 
 /// An attempt whose route has not settled yet, by the id `glue.watch` reports it under.
 pub(super) struct AttemptIo {
-    pub(super) request_id: String,
-    pub(super) turn_id: String,
+    pub(super) request_id: AttemptId,
     /// The attempt's own controller; its signal is the one the route sees. Taken when the
     /// attempt ends (its timeout, or its turn's end), which aborts or releases it.
     pub(super) abort: Option<AbortController>,
@@ -41,7 +40,7 @@ impl Io {
     pub(super) fn end_attempt(&mut self, id: u32) -> Option<AbortController> {
         let attempt = self.attempts.get_mut(&id)?;
         let controller = attempt.abort.take()?;
-        if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
+        if let Some(turn) = self.turns.get_mut(attempt.request_id.turn_id()) {
             turn.live.retain(|&live| live != id);
         }
         self.ended.push_back(id);
@@ -59,7 +58,7 @@ impl Io {
             return;
         };
         if attempt.abort.is_some() {
-            if let Some(turn) = self.turns.get_mut(&attempt.turn_id) {
+            if let Some(turn) = self.turns.get_mut(attempt.request_id.turn_id()) {
                 turn.live.retain(|&live| live != id);
             }
         } else {
@@ -79,14 +78,13 @@ impl Io {
             .collect()
     }
 
-    /// The live attempt of a turn with this request id (`"<turnId>:attempt:<n>"`, T13).
-    pub(super) fn live_attempt(&self, request_id: &str) -> Option<u32> {
-        let (turn_id, _) = parse_request_id(request_id)?;
-        let turn = self.turns.get(turn_id)?;
+    /// The live attempt with this id, if it is live.
+    pub(super) fn live_attempt(&self, request_id: &AttemptId) -> Option<u32> {
+        let turn = self.turns.get(request_id.turn_id())?;
         turn.live.iter().copied().find(|id| {
             self.attempts
                 .get(id)
-                .is_some_and(|attempt| attempt.request_id == request_id)
+                .is_some_and(|attempt| attempt.request_id == *request_id)
         })
     }
 }

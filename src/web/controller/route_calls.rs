@@ -8,18 +8,21 @@ impl Shared {
     /// watches its outcome.
     pub(super) fn start_attempt(
         self: &Rc<Self>,
-        turn_id: String,
-        request_id: String,
+        request_id: AttemptId,
         route: usize,
         history: Option<Vec<Exchange>>,
     ) {
         // Queued before a re-entrant interrupt, deadline or dispose? Then the route is not called.
         let still_running = self.ladder(|ladder| {
-            ladder.turn(&turn_id).is_some_and(|record| {
+            ladder.turn(request_id.turn_id()).is_some_and(|record| {
                 record.status == TurnStatus::Running
-                    && record.attempts.iter().any(|attempt| {
-                        attempt.request_id == request_id && attempt.result == AttemptResult::Running
-                    })
+                    && record
+                        .attempts
+                        .get(request_id.index())
+                        .is_some_and(|attempt| {
+                            attempt.request_id == request_id
+                                && attempt.result == AttemptResult::Running
+                        })
             })
         });
         if !still_running || self.driver.is_disposed() {
@@ -36,14 +39,14 @@ impl Shared {
         let (request, id) = {
             let mut io = self.io.borrow_mut();
             let id = io.next_attempt;
-            let Some(turn) = io.turns.get_mut(&turn_id) else {
+            let Some(turn) = io.turns.get_mut(request_id.turn_id()) else {
                 return;
             };
             turn.live.push(id);
             let strings = &mut turn.strings;
-            let number = strings.request_ids.len() + 1;
-            let request_id_js =
-                glue::request_id_of(&strings.turn_id, u32::try_from(number).unwrap_or(u32::MAX));
+            // The id's text, built once by the ladder, crosses to JS once; records and events
+            // reuse this JS string.
+            let request_id_js = strings.add_request_id(&request_id);
             let request = glue::attempt_request(
                 &request_id_js,
                 &strings.turn_id,
@@ -51,15 +54,11 @@ impl Shared {
                 &attempt_abort.signal(),
                 &history,
             );
-            strings
-                .request_ids
-                .push((request_id.clone(), request_id_js));
             io.next_attempt = id.wrapping_add(1);
             io.attempts.insert(
                 id,
                 AttemptIo {
                     request_id,
-                    turn_id,
                     abort: Some(attempt_abort),
                 },
             );
@@ -100,9 +99,9 @@ impl Shared {
             let io = self.io.borrow();
             io.attempts
                 .get(&id)
-                .map(|attempt| (attempt.request_id.clone(), attempt.turn_id.clone()))
+                .map(|attempt| attempt.request_id.clone())
         };
-        let Some((request_id, turn_id)) = attempt else {
+        let Some(request_id) = attempt else {
             return false;
         };
         if kind == CHUNK {
@@ -149,7 +148,8 @@ impl Shared {
                     .and_then(JsValue::as_string)
                     .ok_or(Failure::NoText);
                 if let (Ok(text), Some(js)) = (&outcome, bounded) {
-                    if let Some(turn) = self.io.borrow_mut().turns.get_mut(&turn_id) {
+                    let mut io = self.io.borrow_mut();
+                    if let Some(turn) = io.turns.get_mut(request_id.turn_id()) {
                         turn.strings.answer = Some(Answer {
                             request_id: request_id.clone(),
                             text: text.clone(),
