@@ -34,6 +34,7 @@ scenarios! {
     route_throws_synchronously => "routeThrowsSynchronously",
     non_string_never_reaches_tts => "nonStringNeverReachesTts",
     throwing_on_accepted_text_changes_nothing => "throwingOnAcceptedTextChangesNothing",
+    throwing_on_event_and_on_error_are_reported_once_without_a_loop => "throwingOnEventAndOnErrorAreReportedOnceWithoutALoop",
     reentrant_calls_from_on_accepted_text => "reentrantCallsFromOnAcceptedText",
     reentrant_calls_from_generate => "reentrantCallsFromGenerate",
     forty_concurrent_turns_with_random_faults => "fortyConcurrentTurnsWithRandomFaults",

@@ -35,6 +35,7 @@ async fn scenario(name: &str) {
 }
 
 scenarios! {
+    a_throwing_callback_is_reported_once_and_the_player_goes_on => "aThrowingCallbackIsReportedOnceAndThePlayerGoesOn",
     three_chunks_play_gapless_and_end_with_their_length => "threeChunksPlayGaplessAndEndWithTheirLength",
     stop_mid_chunk_returns_heard_from_the_audio_clock_and_silences_within_a_quantum => "stopMidChunkReturnsHeardFromTheAudioClockAndSilencesWithinAQuantum",
     audio_of_a_stopped_turn_never_plays_even_when_its_decode_finishes_later => "audioOfAStoppedTurnNeverPlaysEvenWhenItsDecodeFinishesLater",

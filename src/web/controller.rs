@@ -4,6 +4,7 @@ use crate::core::time::Millis;
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::turn::{Action, AttemptId, Event, StartError, Started, TurnLadder};
+use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
@@ -25,7 +26,8 @@ struct Callbacks {
     on_accepted_text: Function,
     on_recovery: Function,
     on_sentence: Option<Function>,
-    on_event: Option<Function>,
+    /// `onError` and `onEvent`, and the one rule for a callback that throws.
+    app: AppCallbacks,
 }
 
 // What `glue.watch` reports, as the `kind` of `report(id, kind, value)`.
@@ -86,14 +88,13 @@ impl TurnController {
         let routes = parse_routes(&routes)?;
         let options_fields = Fields::of(&options, "options")?;
         let mut config = parse_config(&options_fields, &routes)?;
-        let callbacks = Callbacks {
-            on_accepted_text: options_fields.function("onAcceptedText")?,
-            on_recovery: options_fields.function("onRecovery")?,
-            on_sentence: options_fields.optional_function("onSentence")?,
-            on_event: options_fields.optional_function("onEvent")?,
-        };
+        let on_accepted_text = options_fields.function("onAcceptedText")?;
+        let on_recovery = options_fields.function("onRecovery")?;
+        let on_sentence = options_fields.optional_function("onSentence")?;
+        let on_event = options_fields.optional_function("onEvent")?;
+        let on_error = options_fields.optional_function("onError")?;
         // No `onEvent`: the ladder makes no events, rather than making them for nobody.
-        config.emit_events = callbacks.on_event.is_some();
+        config.emit_events = on_event.is_some();
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
@@ -101,6 +102,13 @@ impl TurnController {
             u32::try_from(config.answer_read_chars().saturating_mul(2)).unwrap_or(u32::MAX);
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let driver = Driver::new(TurnLadder::new(config), weak);
+            let callbacks = Callbacks {
+                on_accepted_text,
+                on_recovery,
+                on_sentence,
+                app: AppCallbacks::new(on_error, on_event, driver.clock()),
+            };
             let on_report = weak.clone();
             let report = move |id: u32, kind: u8, value: JsValue| -> bool {
                 match on_report.upgrade() {
@@ -109,7 +117,7 @@ impl TurnController {
                 }
             };
             Shared {
-                driver: Driver::new(TurnLadder::new(config), weak),
+                driver,
                 route_names: routes.iter().map(|route| route.name.clone()).collect(),
                 routes,
                 callbacks,
@@ -330,16 +338,11 @@ impl Shell for Shared {
                 glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
             }
             Action::Event(event) => {
-                if let Some(on_event) = self
-                    .callbacks
-                    .on_event
-                    .as_ref()
-                    .filter(|_| !self.driver.is_disposed())
-                {
+                if self.callbacks.app.wants_events() && !self.driver.is_disposed() {
                     let event_js = self.turn_strings(event_turn_id(&event), |strings| {
                         event_to_js(&event, strings, &self.route_names)
                     });
-                    let _ = on_event.call1(&JsValue::UNDEFINED, &event_js);
+                    self.callbacks.app.event(&event_js);
                 }
             }
         }
@@ -428,21 +431,16 @@ impl Shared {
         with(&strings)
     }
 
-    /// Calls `onAcceptedText`/`onRecovery`/`onSentence`. A throwing callback is reported as an
-    /// event and changes nothing else: never a recovery, never a second answer (T6).
-    /// Nothing is called once the controller was freed: the queued work of a turn that had
-    /// already been accepted goes silent with it.
+    /// Calls `onAcceptedText`/`onRecovery`/`onSentence`. A throwing callback is a
+    /// `callback_error` (see `callbacks`) and changes nothing else: never a recovery, never a
+    /// second answer (T6). Nothing is called once the controller was freed: the queued work of a
+    /// turn that had already been accepted goes silent with it.
     fn call_back(&self, callback: &Function, name: &str, turn_id: &JsValue, text: &JsValue) {
         if self.driver.is_disposed() {
             return;
         }
-        if callback.call2(&JsValue::UNDEFINED, turn_id, text).is_err() {
-            if let Some(on_event) = &self.callbacks.on_event {
-                let at = self.driver.now().0 as f64;
-                let event = glue::callback_error(turn_id, name, at);
-                let _ = on_event.call1(&JsValue::UNDEFINED, &event);
-            }
-        }
+        let args = Args::Two(turn_id, text);
+        self.callbacks.app.call(name, callback, args, Some(turn_id));
     }
 }
 

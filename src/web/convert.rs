@@ -12,6 +12,29 @@ pub(crate) fn range_error(message: &str) -> JsValue {
     js_sys::RangeError::new(message).into()
 }
 
+/// A real `Error` (with a stack) carrying turnguard's `code` and `terminal`, and `cause` if any:
+/// what every class's `onError` receives.
+pub(crate) fn coded_error(
+    message: &str,
+    cause: Option<&JsValue>,
+    code: &str,
+    terminal: bool,
+) -> JsValue {
+    let error = match cause {
+        Some(cause) => {
+            let options = js_sys::Object::new();
+            let _ = Reflect::set(&options, &JsValue::from_str("cause"), cause);
+            js_sys::Error::new_with_options(message, &options)
+        }
+        None => js_sys::Error::new(message),
+    };
+    let error = JsValue::from(error);
+    // Setting a property of an object made here cannot fail.
+    let _ = Reflect::set(&error, &JsValue::from_str("code"), &code.into());
+    let _ = Reflect::set(&error, &JsValue::from_str("terminal"), &terminal.into());
+    error
+}
+
 /// The fields of one JS object, read with the object's path (`options`, `routes[1]`) in errors.
 pub(crate) struct Fields<'a> {
     object: &'a JsValue,

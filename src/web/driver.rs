@@ -66,9 +66,14 @@ impl<M: Machine + 'static> Driver<M> {
     }
 
     /// The current time, in epoch-aligned monotonic milliseconds.
-    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
+    #[cfg_attr(not(feature = "voice"), allow(dead_code))]
     pub(crate) fn now(&self) -> Millis {
         self.clock.now()
+    }
+
+    /// The clock the core's times come from.
+    pub(crate) fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// Feeds the core one input at the current time. `None` only if the core is borrowed, which

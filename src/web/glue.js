@@ -72,10 +72,6 @@ export function turnEvent(kind, turnId, at, requestId, route, code, failure, htt
   }
 }
 
-export function callbackError(turnId, callback, at) {
-  return { type: "callback_error", turnId, callback, at };
-}
-
 // What `watch` reports to the shell, as the `kind` argument of `report(id, kind, value)`.
 const RESOLVED = 0;
 const REJECTED = 1;

@@ -51,8 +51,6 @@ extern "C" {
         http_status: u16,
         amount: f64,
     ) -> JsValue;
-    #[wasm_bindgen(js_name = callbackError)]
-    pub(crate) fn callback_error(turn_id: &JsValue, callback: &str, at: f64) -> JsValue;
     pub(crate) fn watch(value: &JsValue, id: u32, report: &Function) -> bool;
     #[wasm_bindgen(js_name = pushExchange)]
     pub(crate) fn push_exchange(messages: &js_sys::Array, user: &str, assistant: &str);

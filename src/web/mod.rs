@@ -10,6 +10,7 @@ mod answer_stream;
 mod audio;
 #[cfg(feature = "voice")]
 mod audio_stream;
+mod callbacks;
 #[cfg(feature = "controller")]
 mod chat_request;
 mod clock;

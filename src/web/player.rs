@@ -4,6 +4,8 @@
 
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::audio_stream::StreamSpec;
+use crate::web::callbacks::{AppCallbacks, Args};
+use crate::web::clock::Clock;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::driver::Handle;
 use js_sys::{ArrayBuffer, Function, Promise};
@@ -19,6 +21,45 @@ struct Callbacks {
     on_playback_end: Option<Function>,
     on_needs_gesture: Option<Function>,
     on_underrun: Option<Function>,
+    /// `onError`, and the one rule for a callback that throws (a player has no `onEvent`).
+    app: AppCallbacks,
+}
+
+impl Callbacks {
+    /// The app's callback for one engine event.
+    fn on(&self, event: PlayerEvent) {
+        let call =
+            |name: &str, callback: &Option<Function>, args: Args, turn_id: Option<&JsValue>| {
+                self.app
+                    .call_optional(name, callback.as_ref(), args, turn_id);
+            };
+        match event {
+            PlayerEvent::Start(turn_id) => {
+                let turn_id = JsValue::from_str(&turn_id);
+                let args = Args::One(&turn_id);
+                call(
+                    "onPlaybackStart",
+                    &self.on_playback_start,
+                    args,
+                    Some(&turn_id),
+                );
+            }
+            PlayerEvent::End(turn_id, heard_ms) => {
+                let (turn_id, heard_ms) = (JsValue::from_str(&turn_id), JsValue::from(heard_ms));
+                let args = Args::Two(&turn_id, &heard_ms);
+                call("onPlaybackEnd", &self.on_playback_end, args, Some(&turn_id));
+            }
+            PlayerEvent::NeedsGesture => {
+                call("onNeedsGesture", &self.on_needs_gesture, Args::None, None);
+            }
+            PlayerEvent::Underrun(turn_id, gap_ms) => {
+                let (turn_id, gap_ms) = (JsValue::from_str(&turn_id), JsValue::from(gap_ms));
+                let args = Args::Two(&turn_id, &gap_ms);
+                call("onUnderrun", &self.on_underrun, args, Some(&turn_id));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Plays the speech of turns: `enqueue(turnId, audio)`, `stop()` (returns heard milliseconds),
@@ -34,7 +75,7 @@ pub struct SpeechPlayer {
 #[wasm_bindgen]
 impl SpeechPlayer {
     /// `new SpeechPlayer({ audioContext?, destination?, onPlaybackStart?, onPlaybackEnd?,
-    /// onNeedsGesture? })`. Throws a `TypeError` naming a bad option.
+    /// onNeedsGesture?, onUnderrun?, onError? })`. Throws a `TypeError` naming a bad option.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_optional_param_type = "SpeechPlayerOptions")] options: Option<
@@ -53,49 +94,9 @@ impl SpeechPlayer {
             on_playback_end: fields.optional_function("onPlaybackEnd")?,
             on_needs_gesture: fields.optional_function("onNeedsGesture")?,
             on_underrun: fields.optional_function("onUnderrun")?,
+            app: AppCallbacks::new(fields.optional_function("onError")?, None, Clock::new()),
         };
-        let sink = Box::new(move |event: PlayerEvent| {
-            // A throwing callback changes nothing in the player.
-            let _ = match (event, &callbacks) {
-                (
-                    PlayerEvent::Start(turn_id),
-                    Callbacks {
-                        on_playback_start: Some(f),
-                        ..
-                    },
-                ) => f.call1(&JsValue::UNDEFINED, &JsValue::from_str(&turn_id)),
-                (
-                    PlayerEvent::End(turn_id, heard),
-                    Callbacks {
-                        on_playback_end: Some(f),
-                        ..
-                    },
-                ) => f.call2(
-                    &JsValue::UNDEFINED,
-                    &JsValue::from_str(&turn_id),
-                    &heard.into(),
-                ),
-                (
-                    PlayerEvent::NeedsGesture,
-                    Callbacks {
-                        on_needs_gesture: Some(f),
-                        ..
-                    },
-                ) => f.call0(&JsValue::UNDEFINED),
-                (
-                    PlayerEvent::Underrun(turn_id, gap_ms),
-                    Callbacks {
-                        on_underrun: Some(f),
-                        ..
-                    },
-                ) => f.call2(
-                    &JsValue::UNDEFINED,
-                    &JsValue::from_str(&turn_id),
-                    &gap_ms.into(),
-                ),
-                _ => Ok(JsValue::UNDEFINED),
-            };
-        });
+        let sink = Box::new(move |event: PlayerEvent| callbacks.on(event));
         Ok(SpeechPlayer {
             engine: Handle::new(AudioOut::new(context, output, sink)?),
             stream_idle_ms,

@@ -10,6 +10,7 @@ use crate::core::time::Millis;
 use crate::core::voice::playback::ChunkHeard;
 use crate::core::voice::{VoiceAction, VoiceCore, VoiceError, VoiceState};
 use crate::web::audio::{AudioOut, PlayerEvent};
+use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller::TurnController;
 use crate::web::convert::{range_error, type_error};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
@@ -66,6 +67,8 @@ struct Shared {
     transcriber: Option<LiveTranscriber>,
     engine: Rc<AudioOut>,
     callbacks: SessionCallbacks,
+    /// `onError` and `onEvent`, and the one rule for a callback that throws.
+    app: AppCallbacks,
     io: RefCell<Io>,
     /// Set while the shell stops the engine: that stop reports its own `playback_ended`.
     stopping: Cell<bool>,
@@ -104,14 +107,24 @@ impl VoiceSession {
         });
         let engine = AudioOut::new(options.audio_context, options.destination, sink)?;
 
-        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| Shared {
-            driver: Driver::new(VoiceCore::new(options.config), weak),
-            controller,
-            transcriber,
-            engine,
-            callbacks: options.callbacks,
-            io: RefCell::new(Io::default()),
-            stopping: Cell::new(false),
+        let mut callbacks = options.callbacks;
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let driver = Driver::new(VoiceCore::new(options.config), weak);
+            let app = AppCallbacks::new(
+                callbacks.on_error.take(),
+                callbacks.on_event.take(),
+                driver.clock(),
+            );
+            Shared {
+                driver,
+                controller,
+                transcriber,
+                engine,
+                callbacks,
+                app,
+                io: RefCell::new(Io::default()),
+                stopping: Cell::new(false),
+            }
         });
         *slot.borrow_mut() = Rc::downgrade(&shared);
         Ok(VoiceSession {
@@ -339,11 +352,16 @@ impl Shell for Shared {
         match action {
             VoiceAction::StateChanged(state) => {
                 let name = JsValue::from_str(state.as_str());
-                self.call(&self.callbacks.on_state_change, &[name]);
+                self.call(
+                    "onStateChange",
+                    &self.callbacks.on_state_change,
+                    Args::One(&name),
+                );
             }
             VoiceAction::Caption { text, is_final } => {
-                let args = [JsValue::from_str(&text), JsValue::from_bool(is_final)];
-                self.call(&self.callbacks.on_caption, &args);
+                let (text, is_final) = (JsValue::from_str(&text), JsValue::from_bool(is_final));
+                let args = Args::Two(&text, &is_final);
+                self.call("onCaption", &self.callbacks.on_caption, args);
             }
             VoiceAction::StartTurn { turn_id, input } => self.start_turn(turn_id, &input),
             VoiceAction::InterruptTurn { turn_id } => {
@@ -387,7 +405,10 @@ impl Shell for Shared {
                 let _ = self
                     .controller
                     .set_heard_text(turn_js.clone(), text_js.clone());
-                self.call(&self.callbacks.on_heard, &[turn_js, text_js]);
+                let args = Args::Two(&turn_js, &text_js);
+                let on_heard = self.callbacks.on_heard.as_ref();
+                self.app
+                    .call_optional("onHeard", on_heard, args, Some(&turn_js));
             }
             VoiceAction::Error(error) => self.report_error(&voice_error(&error)),
             VoiceAction::Event(event) => self.on_voice_event(event),
@@ -453,7 +474,14 @@ impl Shared {
                 return;
             };
             match &settled {
-                Ok(record) => shared.call(&shared.callbacks.on_turn, std::slice::from_ref(record)),
+                Ok(record) => {
+                    let turn_js = JsValue::from_str(&turn_id);
+                    let on_turn = shared.callbacks.on_turn.as_ref();
+                    let args = Args::One(record);
+                    shared
+                        .app
+                        .call_optional("onTurn", on_turn, args, Some(&turn_js));
+                }
                 Err(error) => shared.report_error(error),
             }
             driver::input(&shared, |core, now| core.on_turn_settled(&turn_id, now));
@@ -470,15 +498,12 @@ impl Shared {
     }
 
     fn report_error(&self, error: &JsValue) {
-        self.call(&self.callbacks.on_error, std::slice::from_ref(error));
+        self.app.error(error);
     }
 
-    /// Calls an app callback; a throwing one changes nothing.
-    fn call(&self, callback: &Option<Function>, args: &[JsValue]) {
-        if let Some(callback) = callback {
-            let args: js_sys::Array = args.iter().collect();
-            let _ = callback.apply(&JsValue::UNDEFINED, &args);
-        }
+    /// Calls an app callback by the one rule (`callbacks`): a throw is a `callback_error`.
+    fn call(&self, name: &str, callback: &Option<Function>, args: Args) {
+        self.app.call_optional(name, callback.as_ref(), args, None);
     }
 }
 

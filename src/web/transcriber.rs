@@ -22,11 +22,12 @@ pub use options::gladia_provisioner;
 
 use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;
+use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture};
-use errors::{aborted, callback_error, dom_error, error_to_js, freed};
+use errors::{aborted, dom_error, error_to_js, freed};
 use js_sys::{Function, Int16Array, Promise, Uint8Array};
 use options::{parse_options, Callbacks, ParsedOptions};
 use socket::Socket;
@@ -74,6 +75,8 @@ struct Io {
 struct Shared {
     driver: Driver<Transcriber>,
     callbacks: Callbacks,
+    /// `onError` and `onEvent`, and the one rule for a callback that throws.
+    app: AppCallbacks,
     /// `options.workletUrl`: where `attachMicrophone` loads its worklet unless told otherwise.
     worklet: Option<String>,
     sample_rate: u32,
@@ -102,16 +105,26 @@ impl LiveTranscriber {
     ) -> Result<LiveTranscriber, JsValue> {
         let ParsedOptions {
             config,
-            callbacks,
+            mut callbacks,
             worklet,
         } = parse_options(&options)?;
-        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| Shared {
-            worklet,
-            sample_rate: config.sample_rate,
-            max_message_bytes: config.max_message_bytes as f64,
-            driver: Driver::new(Transcriber::new(config), weak),
-            callbacks,
-            io: RefCell::new(Io::default()),
+        let (sample_rate, max_message_bytes) = (config.sample_rate, config.max_message_bytes);
+        let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
+            let driver = Driver::new(Transcriber::new(config), weak);
+            let app = AppCallbacks::new(
+                callbacks.on_error.take(),
+                callbacks.on_event.take(),
+                driver.clock(),
+            );
+            Shared {
+                worklet,
+                sample_rate,
+                max_message_bytes: max_message_bytes as f64,
+                driver,
+                callbacks,
+                app,
+                io: RefCell::new(Io::default()),
+            }
         });
         Ok(LiveTranscriber {
             shared: Handle::new(shared),
@@ -219,7 +232,7 @@ impl LiveTranscriber {
             },
             move |error| {
                 if let Some(shared) = on_blocked.upgrade() {
-                    shared.call1(&shared.callbacks.on_error, "onError", error);
+                    shared.app.error(error);
                 }
             },
         )
@@ -406,24 +419,29 @@ impl Shared {
             }
             Action::Partial { text, utterance } => {
                 let meta = self.meta(utterance);
-                let callback = &self.callbacks.on_partial;
-                self.call2(callback, "onPartial", &JsValue::from_str(&text), &meta);
+                let text = JsValue::from_str(&text);
+                self.call(
+                    "onPartial",
+                    &self.callbacks.on_partial,
+                    Args::Two(&text, &meta),
+                );
             }
             Action::Final { text, utterance } => {
                 let meta = self.meta(utterance);
-                let callback = &self.callbacks.on_final;
-                self.call2(callback, "onFinal", &JsValue::from_str(&text), &meta);
+                let text = JsValue::from_str(&text);
+                self.call("onFinal", &self.callbacks.on_final, Args::Two(&text, &meta));
             }
             Action::SpeechStart { utterance } => {
                 let meta = self.meta(utterance);
-                self.call1(&self.callbacks.on_speech_start, "onSpeechStart", &meta);
+                let callback = &self.callbacks.on_speech_start;
+                self.call("onSpeechStart", callback, Args::One(&meta));
             }
             Action::Error(error) => {
                 let error_js = error_to_js(&error);
                 if error.is_terminal() {
                     self.io.borrow_mut().failure = error_js.clone();
                 }
-                self.call1(&self.callbacks.on_error, "onError", &error_js);
+                self.app.error(&error_js);
             }
         }
     }
@@ -472,7 +490,8 @@ impl Shared {
 
     fn state_changed(&self, state: State) {
         let name = JsValue::from_str(state.as_str());
-        self.call1(&self.callbacks.on_state_change, "onStateChange", &name);
+        let callback = &self.callbacks.on_state_change;
+        self.call("onStateChange", callback, Args::One(&name));
         match state {
             State::Open => {
                 let waiters = std::mem::take(&mut self.io.borrow_mut().start_waiters);
@@ -514,7 +533,7 @@ impl Shared {
             .driver
             .update(|core, _| core.take_close_report())
             .flatten();
-        let (Some(report), Some(_)) = (report, &self.callbacks.on_event) else {
+        let (Some(report), true) = (report, self.app.wants_events()) else {
             return;
         };
         let event = JsObject::new()
@@ -524,7 +543,7 @@ impl Shared {
             .set("next", report.next.as_str())
             .set("delayMs", report.delay_ms as f64)
             .build();
-        self.call1(&self.callbacks.on_event, "onEvent", &event);
+        self.app.event(&event);
     }
 
     fn meta(&self, utterance: u64) -> JsValue {
@@ -534,26 +553,8 @@ impl Shared {
             .build()
     }
 
-    fn call1(&self, callback: &Option<Function>, name: &str, a: &JsValue) {
-        if let Some(callback) = callback {
-            let result = callback.call1(&JsValue::UNDEFINED, a);
-            self.report_throw(name, result);
-        }
-    }
-
-    fn call2(&self, callback: &Option<Function>, name: &str, a: &JsValue, b: &JsValue) {
-        if let Some(callback) = callback {
-            let result = callback.call2(&JsValue::UNDEFINED, a, b);
-            self.report_throw(name, result);
-        }
-    }
-
-    /// A throwing callback changes nothing; it is reported to `onError` (unless it is `onError`).
-    fn report_throw(&self, name: &str, result: Result<JsValue, JsValue>) {
-        if let (Err(cause), Some(on_error)) = (result, &self.callbacks.on_error) {
-            if name != "onError" {
-                let _ = on_error.call1(&JsValue::UNDEFINED, &callback_error(name, &cause));
-            }
-        }
+    /// Calls an app callback by the one rule (`callbacks`).
+    fn call(&self, name: &str, callback: &Option<Function>, args: Args) {
+        self.app.call_optional(name, callback.as_ref(), args, None);
     }
 }

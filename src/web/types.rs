@@ -2,6 +2,33 @@
 
 use wasm_bindgen::prelude::*;
 
+#[wasm_bindgen(typescript_custom_section)]
+const CALLBACK_TYPES: &str = r#"
+/**
+ * What `onError` receives when an app callback threw (every class, one rule): not terminal, and
+ * the class went on as if the callback had returned. A throwing `onError` is reported through
+ * `onEvent` only, a throwing `onEvent` through `onError` only.
+ */
+export interface CallbackError extends Error {
+  code: "callback_error";
+  terminal: false;
+  /** The callback that threw, e.g. `"onAcceptedText"`, `"onPartial"`, `"controller.onEvent"`. */
+  callback: string;
+  /** The turn the callback was called for, if any. */
+  turnId?: string;
+  /** What it threw. */
+  cause: unknown;
+}
+
+/** The same report as an `onEvent` event. */
+export interface CallbackErrorEvent {
+  type: "callback_error";
+  callback: string;
+  turnId?: string;
+  at: number;
+}
+"#;
+
 #[cfg(feature = "controller")]
 #[wasm_bindgen(typescript_custom_section)]
 const TURN_TYPES: &str = r#"
@@ -80,7 +107,7 @@ export type TurnEvent =
   | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
   | { type: "cancelled"; turnId: string; at: number }
-  | { type: "callback_error"; turnId: string; callback: "onAcceptedText" | "onRecovery" | "onSentence"; at: number };
+  | CallbackErrorEvent;
 
 export interface TurnControllerOptions {
   /** The fixed text spoken when no answer can be had in time or within budget. Never generated. */
@@ -93,6 +120,8 @@ export interface TurnControllerOptions {
   onSentence?(turnId: string, sentence: string): void;
   /** Every transition, for logs and metrics. */
   onEvent?(event: TurnEvent): void;
+  /** A callback above threw (a `callback_error`; the controller went on). */
+  onError?(error: CallbackError): void;
   /** Time from the start of a turn to recovery when nothing was accepted. Default 12000. */
   turnDeadlineMs?: number;
   /** Time one attempt may take, capped by the time left to the deadline. Default 6000. */
@@ -199,6 +228,8 @@ export interface SpeechPlayerOptions {
   onNeedsGesture?(): void;
   /** A part of a stream started late, after `gapMs` of silence (the stream fell behind playback). */
   onUnderrun?(turnId: string, gapMs: number): void;
+  /** A callback above threw (a `callback_error`; the player went on). */
+  onError?(error: CallbackError): void;
   /** A stream that brings no bytes for this long is skipped. Default 8000. */
   streamIdleTimeoutMs?: number;
 }
@@ -237,11 +268,12 @@ export interface OpenAiCompatibleSpeechOptions {
 
 export type VoiceSessionState = "idle" | "listening" | "thinking" | "speaking" | "stopped" | "failed";
 
-/** A non-terminal problem of the speech path (the sentence was skipped), or an error of the transcriber or a turn. */
+/** A non-terminal problem of the speech path (the sentence was skipped), an error of the transcriber or a turn, or a `callback_error` (an app callback threw: `callback` names it, `cause` is what it threw). */
 export interface VoiceSessionError extends Error {
   code?: string;
   terminal?: boolean;
   turnId?: string;
+  callback?: string;
 }
 
 /** A `VoiceSession`'s own steps, as `onEvent` gets them: ids and timings only, never text. */
@@ -257,7 +289,8 @@ export type VoiceSessionEvent =
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
   | { type: "transcriber_error"; at: number; code: string; terminal: boolean; status?: number; frames?: number }
-  | { type: "provision_finished"; at: number; ok: boolean; status?: number };
+  | { type: "provision_finished"; at: number; ok: boolean; status?: number }
+  | CallbackErrorEvent;
 
 export interface VoiceSessionOptions {
   /** TurnController routes, in ladder order. */

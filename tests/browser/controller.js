@@ -168,6 +168,7 @@ const scenarios = {
 
   async throwingOnAcceptedTextChangesNothing(make) {
     const events = [];
+    const errors = [];
     let answers = 0;
     let recoveries = 0;
     const controller = make([route("primary", answerAfter(1, "answer"))], {
@@ -180,15 +181,64 @@ const scenarios = {
         recoveries += 1;
       },
       onEvent: (event) => events.push(event),
+      onError: (error) => errors.push(error),
     });
     const record = await controller.run("t1", "hello");
     assertEq(record.status, "accepted", "still accepted");
     const second = await controller.run("t2", "again");
     assertEq(second.status, "accepted", "the controller stays usable");
     assertEq([answers, recoveries], [2, 0], "no recovery, no second answer");
-    const errors = events.filter((e) => e.type === "callback_error");
-    assertEq(errors.map((e) => [e.turnId, e.callback]), [["t1", "onAcceptedText"], ["t2", "onAcceptedText"]], "reported");
+    const reported = events.filter((e) => e.type === "callback_error");
+    assertEq(reported.map((e) => [e.turnId, e.callback, Number.isFinite(e.at)]), [["t1", "onAcceptedText", true], ["t2", "onAcceptedText", true]], "reported as events");
+    assertEq(errors.map((e) => [e instanceof Error, e.code, e.terminal, e.callback, e.turnId, e.cause.message]), [[true, "callback_error", false, "onAcceptedText", "t1", "TTS exploded"], [true, "callback_error", false, "onAcceptedText", "t2", "TTS exploded"]], "reported to onError");
     controller.free();
+  },
+
+  // One rule, no loop: a throwing onEvent is reported to onError only, a throwing onError through
+  // onEvent only, and a throw made while reporting is not reported again.
+  async throwingOnEventAndOnErrorAreReportedOnceWithoutALoop(make) {
+    const errors = [];
+    const events = [];
+    const eventThrows = make([route("primary", answerAfter(1, "answer"))], {
+      recoveryText: RECOVERY,
+      onAcceptedText() {},
+      onRecovery() {},
+      onEvent(event) {
+        events.push(event.type);
+        if (event.type === "turn_started") throw new Error("log sink down");
+      },
+      onError: (error) => errors.push([error.callback, error.cause.message]),
+    });
+    assertEq((await eventThrows.run("t1", "hello")).status, "accepted", "the turn goes on");
+    assertEq(errors, [["onEvent", "log sink down"]], "onEvent's throw went to onError once");
+    assert(!events.includes("callback_error"), "and not to onEvent itself");
+    eventThrows.free();
+
+    const seen = [];
+    const both = make([route("primary", answerAfter(1, "answer"))], {
+      recoveryText: RECOVERY,
+      onAcceptedText() {
+        throw new Error("first");
+      },
+      onRecovery() {},
+      onEvent(event) {
+        if (event.type === "callback_error") {
+          seen.push(`event:${event.callback}`);
+          throw new Error("event sink down");
+        }
+      },
+      onError(error) {
+        seen.push(`error:${error.callback}`);
+        throw new Error("error sink down");
+      },
+    });
+    assertEq((await both.run("t1", "hello")).status, "accepted", "accepted");
+    assertEq((await both.run("t2", "again")).status, "accepted", "the next turn still works");
+    // onAcceptedText's throw goes to onError (which throws: an event names it) and to onEvent
+    // (which throws: onError names it); those last two throws are reported no further.
+    const once = ["error:onAcceptedText", "event:onError", "event:onAcceptedText", "error:onEvent"];
+    assertEq(seen, [...once, ...once], "each throw reported once per turn, nothing loops");
+    both.free();
   },
 
   async reentrantCallsFromOnAcceptedText(make) {
@@ -323,6 +373,7 @@ const scenarios = {
       ["non-function onAcceptedText", [ok], { ...base, onAcceptedText: "speak" }, TypeError, /onAcceptedText/],
       ["missing onRecovery", [ok], { ...base, onRecovery: undefined }, TypeError, /onRecovery/],
       ["non-function onEvent", [ok], { ...base, onEvent: 5 }, TypeError, /onEvent/],
+      ["non-function onError", [ok], { ...base, onError: "log" }, TypeError, /options\.onError/],
       ["zero maxAttemptsPerTurn", [ok], { ...base, maxAttemptsPerTurn: 0 }, RangeError, /maxAttemptsPerTurn/],
       ["fractional maxAttemptsPerSession", [ok], { ...base, maxAttemptsPerSession: 1.5 }, RangeError, /maxAttemptsPerSession/],
       ["negative historyLimit", [ok], { ...base, historyLimit: -3 }, RangeError, /historyLimit/],

@@ -39,6 +39,38 @@ async function withAudio(body) {
 }
 
 const scenarios = {
+  // The one rule for a callback that throws: reported once to onError as a non-terminal
+  // callback_error (the thrown value as its cause), and the player goes on.
+  async aThrowingCallbackIsReportedOnceAndThePlayerGoesOn({ make }) {
+    return withAudio(async (context, sources) => {
+      const errors = [];
+      const ends = [];
+      const player = make({
+        audioContext: context,
+        onPlaybackStart(turnId) {
+          throw new Error(`app bug in ${turnId}`);
+        },
+        onPlaybackEnd: (turnId) => ends.push(turnId),
+        onError: (error) => errors.push(error),
+      });
+      await player.enqueue("t1", tone(context, 0.1));
+      await until(() => ends.length === 1, 3000, "t1 played out");
+      assertEq(errors.length, 1, "reported once");
+      const [error] = errors;
+      assert(error instanceof Error, "an Error");
+      assertEq([error.code, error.terminal, error.callback, error.turnId, error.cause.message], ["callback_error", false, "onPlaybackStart", "t1", "app bug in t1"], "the report");
+      await player.enqueue("t2", tone(context, 0.1));
+      await until(() => ends.length === 2, 3000, "t2 played out after the throw");
+      assertEq([sources.starts.length, errors.length], [2, 2], "both played; t2's throw reported too");
+      // A throwing onError has nowhere else to go (a player has no onEvent): nothing loops.
+      const quiet = make({ audioContext: context, onPlaybackStart: () => { throw new Error("again"); }, onError: () => { throw new Error("onError too"); }, onPlaybackEnd: (turnId) => ends.push(turnId) });
+      await quiet.enqueue("t3", tone(context, 0.1));
+      await until(() => ends.length === 3, 3000, "t3 played out");
+      quiet.free();
+      player.free();
+    });
+  },
+
   async threeChunksPlayGaplessAndEndWithTheirLength({ devstack, make }) {
     return withAudio(async (context, sources) => {
       const events = recorder();

@@ -172,6 +172,52 @@ function deferred() {
 }
 
 const scenarios = {
+  // The one rule for a callback that throws, in the session and its own wiring: a non-terminal
+  // callback_error to onError and to onEvent, once each, and the session goes on.
+  async aThrowingCallbackIsReportedOnceAndTheSessionGoesOn({ devstack, make }) {
+    return withAudio(async (context) => {
+      const errors = [];
+      const events = [];
+      const records = [];
+      const speech = tts(devstack);
+      const session = make({
+        routes: [route(() => "Fine.")],
+        recoveryText: RECOVERY,
+        synthesize: speech.synthesize,
+        audioContext: context,
+        onCaption() {
+          throw new Error("caption bug");
+        },
+        onTurn(record) {
+          records.push(record.status);
+          throw new Error("turn bug");
+        },
+        controller: {
+          onEvent(event) {
+            if (event.type === "turn_started") throw new Error("log bug");
+          },
+        },
+        onError: (error) => errors.push(error),
+        onEvent: (event) => events.push(event),
+      });
+      await session.start({ microphone: false });
+      for (const [n, text] of ["first", "second"].entries()) {
+        session.sendText(text);
+        await until(() => records.length === n + 1 && session.state === "listening", 8000, `the ${text} turn spoken`);
+      }
+      assertEq(records, ["accepted", "accepted"], "both turns answered");
+      assertEq(speech.calls.map((c) => c.text), ["Fine.", "Fine."], "both spoken");
+      const byName = (list) => list.map((e) => e.callback).sort();
+      const expected = ["controller.onEvent", "controller.onEvent", "onCaption", "onCaption", "onTurn", "onTurn"];
+      assertEq(byName(errors), expected, "each throw to onError once");
+      assert(errors.every((e) => e instanceof Error && e.code === "callback_error" && e.terminal === false && e.cause instanceof Error), "callback_error, not terminal, with its cause");
+      assertEq(byName(events.filter((e) => e.type === "callback_error")), expected, "each throw to onEvent once");
+      assertEq(errors.filter((e) => e.callback === "onTurn").map((e) => e.turnId), ["s:turn-1", "s:turn-2"], "onTurn's reports name the turn");
+      await session.stop();
+      session.free();
+    });
+  },
+
   // P3: a barge-in in each gap of the speech path: heard text, onHeard and the history entry
   // say only what the audio clock played.
   async bargeInsInEveryGapCountOnlyWhatTheAudioClockPlayed({ devstack, make }) {

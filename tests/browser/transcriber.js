@@ -312,21 +312,30 @@ const scenarios = {
     assertEq([session.stopRecordings, session.connections], [1, 1], "dispose sent stop_recording and closed");
   },
 
+  // The one rule: a throwing callback is a non-terminal callback_error, to onError and onEvent
+  // once each; the transcriber goes on (the next transcripts still come).
   async throwingCallbacksAreReportedAndChangeNothing({ devstack, make }) {
     const app = backend(devstack, "normal");
     const errors = [];
+    const events = [];
+    const finals = [];
     const transcriber = make({
       provision: app.provision,
       policy: FAST,
       onPartial() {
         throw new Error("app bug");
       },
+      onFinal: (text) => finals.push(text),
       onError: (error) => errors.push(error),
+      onEvent: (event) => events.push(event),
     });
     await transcriber.start();
-    for (const n of range(1, 50)) transcriber.sendAudio(frame(n));
-    await until(() => errors.length === 1, 2000, "the throw reported");
-    assertEq([errors[0].code, errors[0].callback, errors[0].terminal, errors[0].cause.message], ["callback_error", "onPartial", false, "app bug"], "callback error");
+    for (const n of range(1, 100)) transcriber.sendAudio(frame(n));
+    await until(() => finals.length === 2, 3000, "both finals after the throws");
+    assertEq(finals, ["utterance 1", "utterance 2"], "the transcripts go on");
+    assertEq(errors.map((e) => [e instanceof Error, e.code, e.callback, e.terminal, e.cause.message]), [[true, "callback_error", "onPartial", false, "app bug"], [true, "callback_error", "onPartial", false, "app bug"]], "one onError per throw");
+    const reported = events.filter((e) => e.type === "callback_error");
+    assertEq(reported.map((e) => [e.callback, Number.isFinite(e.at)]), [["onPartial", true], ["onPartial", true]], "one event per throw");
     assertEq(transcriber.state, "open", "still open");
     await transcriber.stop();
     transcriber.free();

@@ -1,7 +1,7 @@
 // The "turnguard/controller" entry: the turn ladder and its routes only, with the same types as
 // the whole package. `tsc --strict --noEmit` checks it; the `@ts-expect-error` lines prove the
 // entry has nothing of the transcriber or the voice half.
-import init, { openAiCompatibleRoute, TurnController, type TurnRecord } from "turnguard/controller";
+import init, { openAiCompatibleRoute, TurnController, type CallbackError, type TurnEvent, type TurnRecord } from "turnguard/controller";
 // @ts-expect-error VoiceSession is not in the controller entry
 import { VoiceSession } from "turnguard/controller";
 // @ts-expect-error LiveTranscriber is not in the controller entry
@@ -15,6 +15,11 @@ export async function oneTurn(): Promise<TurnRecord> {
       recoveryText: "Sorry, say that again?",
       onAcceptedText: (turnId: string, text: string) => console.log(turnId, text),
       onRecovery: (turnId: string, text: string) => console.log(turnId, text),
+      // A throwing callback: a non-terminal callback_error, to onError and as an event.
+      onError: (error: CallbackError) => console.warn(error.callback, error.turnId, error.terminal === false, error.cause),
+      onEvent: (event: TurnEvent) => {
+        if (event.type === "callback_error") console.warn(event.callback, event.at);
+      },
     },
   );
   try {

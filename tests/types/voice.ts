@@ -40,7 +40,7 @@ const sessionId: string = session.sessionId;
 console.log(sessionId.length);
 await session.stop();
 
-const player = new SpeechPlayer({ onPlaybackEnd: (turnId, heardMs) => console.log(turnId, heardMs.toFixed(0)) });
+const player = new SpeechPlayer({ onPlaybackEnd: (turnId, heardMs) => console.log(turnId, heardMs.toFixed(0)), onError: (error) => console.warn(error.code, error.callback) });
 await player.enqueue("t1", new ArrayBuffer(8));
 const heard: number = player.stop();
 const state: "idle" | "playing" | "suspended" = player.state;

@@ -5,6 +5,7 @@
 use super::Shared;
 use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
+use crate::web::callbacks::Args;
 use crate::web::js_object::JsObject;
 use js_sys::Reflect;
 use std::rc::Rc;
@@ -21,9 +22,9 @@ fn index(index: usize) -> f64 {
 }
 
 impl Shared {
-    /// Sends one event to `options.onEvent`; a throwing callback changes nothing.
+    /// Sends one event to `options.onEvent`.
     pub(super) fn emit(&self, event: JsObject) {
-        self.call(&self.callbacks.on_event, &[event.build()]);
+        self.app.event(&event.build());
     }
 
     /// A core event: to `onEvent` without its text; a queued sentence's text to `onSpeech`.
@@ -39,10 +40,11 @@ impl Shared {
                     .set("index", index(at))
                     .set("recovery", recovery)
                     .build();
-                self.call(
-                    &self.callbacks.on_speech,
-                    &[JsValue::from_str(&turn_id), JsValue::from_str(&text), info],
-                );
+                let (turn_js, text) = (JsValue::from_str(&turn_id), JsValue::from_str(&text));
+                let args = Args::Three(&turn_js, &text, &info);
+                let on_speech = self.callbacks.on_speech.as_ref();
+                self.app
+                    .call_optional("onSpeech", on_speech, args, Some(&turn_js));
                 event(self, "sentence_queued")
                     .set("turnId", turn_id)
                     .set("index", index(at))

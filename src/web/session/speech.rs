@@ -6,6 +6,7 @@ use super::{Job, Shared};
 use crate::core::voice::VoiceCore;
 use crate::web::audio::PlayerEvent;
 use crate::web::audio_stream::{collect, StreamSpec};
+use crate::web::callbacks::Args;
 use crate::web::driver;
 use crate::web::js_object::JsObject;
 use js_sys::{ArrayBuffer, Promise};
@@ -208,7 +209,11 @@ impl Shared {
                 }
             }
             PlayerEvent::Underrun(turn_id, gap_ms) => self.emit_underrun(&turn_id, gap_ms),
-            PlayerEvent::NeedsGesture => self.call(&self.callbacks.on_needs_gesture, &[]),
+            PlayerEvent::NeedsGesture => self.call(
+                "onNeedsGesture",
+                &self.callbacks.on_needs_gesture,
+                Args::None,
+            ),
             PlayerEvent::End(turn_id, heard_ms) => {
                 if !self.stopping.get() {
                     self.emit_playback_ended(&turn_id, heard_ms, None);

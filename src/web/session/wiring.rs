@@ -4,6 +4,7 @@
 use super::options::renamed;
 use super::{Shared, Slot};
 use crate::core::voice::VoiceConfig;
+use crate::web::callbacks::Args;
 use crate::web::controller::TurnController;
 use crate::web::driver;
 use crate::web::transcriber::LiveTranscriber;
@@ -48,10 +49,10 @@ pub(super) fn controller(
         let app_on_event: Option<Function> = app_on_event.dyn_into().ok();
         let slot = slot.clone();
         let on_event = Closure::<dyn Fn(JsValue)>::new(move |event: JsValue| {
-            if let Some(app_on_event) = &app_on_event {
-                let _ = app_on_event.call1(&JsValue::UNDEFINED, &event);
-            }
-            with_session(&slot, |s| s.call(&s.callbacks.on_event, &[event]));
+            with_session(&slot, |s| {
+                s.call("controller.onEvent", &app_on_event, Args::One(&event));
+                s.app.event(&event);
+            });
         });
         set(&controller_options, "onEvent", &on_event.into_js_value());
     }

@@ -1,7 +1,8 @@
-//! The error objects `LiveTranscriber` hands to JS: `onError`'s (real `Error`s with a `code`),
-//! a throwing callback's, and the `DOMException`s of promises it rejects.
+//! The error objects `LiveTranscriber` hands to JS: `onError`'s (real `Error`s with a `code`) and
+//! the `DOMException`s of promises it rejects.
 
 use crate::core::stt::transcriber::TranscriberError;
+use crate::web::convert::coded_error;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::DomException;
@@ -45,34 +46,6 @@ pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
         _ => {}
     }
     js
-}
-
-/// The error `onError` gets when the app's `callback` threw `cause`.
-pub(super) fn callback_error(callback: &str, cause: &JsValue) -> JsValue {
-    let error = coded_error(
-        &format!("{callback} threw"),
-        Some(cause),
-        "callback_error",
-        false,
-    );
-    set(&error, "callback", &callback.into());
-    error
-}
-
-/// A real `Error` (with a stack) carrying turnguard's `code` and `terminal`, and `cause` if any.
-fn coded_error(message: &str, cause: Option<&JsValue>, code: &str, terminal: bool) -> JsValue {
-    let error = match cause {
-        Some(cause) => {
-            let options = js_sys::Object::new();
-            set(&options, "cause", cause);
-            js_sys::Error::new_with_options(message, &options)
-        }
-        None => js_sys::Error::new(message),
-    };
-    let error = JsValue::from(error);
-    set(&error, "code", &code.into());
-    set(&error, "terminal", &terminal.into());
-    error
 }
 
 /// Setting a property of an object made here cannot fail.

@@ -9,7 +9,7 @@ use crate::web::policy::{parse_protocol, parse_reconnect_config};
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
-/// The app's callbacks.
+/// The app's callbacks (`onError` and `onEvent` go to the class's `AppCallbacks`).
 pub(super) struct Callbacks {
     pub(super) provision: Function,
     pub(super) on_partial: Option<Function>,
@@ -183,7 +183,7 @@ export interface ProvisionedSession {
  */
 export type ProvisionReason = "start" | "reconnect" | "session_over";
 
-/** What the transcriber reports through `onEvent`: each close of the socket while it was wanted. */
+/** What the transcriber reports through `onEvent`: each close of the socket while it was wanted (and a `callback_error`: a callback threw). */
 export interface TranscriberCloseEvent {
   type: "close";
   /** The close code (1006 for a socket that failed or never opened). */
@@ -196,7 +196,7 @@ export interface TranscriberCloseEvent {
   delayMs: number;
 }
 
-export type TranscriberEvent = TranscriberCloseEvent;
+export type TranscriberEvent = TranscriberCloseEvent | CallbackErrorEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
