@@ -418,6 +418,11 @@ impl Shared {
                 let meta = self.meta(utterance);
                 self.call1(&self.callbacks.on_speech_start, "onSpeechStart", &meta);
             }
+            // The guess's text stays in the page's own code: events carry no conversation text.
+            Action::EagerFinal { utterance, .. } => {
+                self.report_turn_hint("eager_end_of_turn", utterance)
+            }
+            Action::Resumed { utterance } => self.report_turn_hint("turn_resumed", utterance),
             Action::Error(error) => {
                 let error_js = error_to_js(&error);
                 if error.is_terminal() {
@@ -525,6 +530,17 @@ impl Shared {
             .set("delayMs", report.delay_ms as f64)
             .build();
         self.call1(&self.callbacks.on_event, "onEvent", &event);
+    }
+
+    /// `onEvent` gets the provider's end-of-turn guess, or its withdrawal, for `utterance`.
+    fn report_turn_hint(&self, kind: &str, utterance: u64) {
+        if self.callbacks.on_event.is_some() {
+            let event = JsObject::new()
+                .set("type", kind)
+                .set("utterance", utterance as f64)
+                .build();
+            self.call1(&self.callbacks.on_event, "onEvent", &event);
+        }
     }
 
     fn meta(&self, utterance: u64) -> JsValue {
