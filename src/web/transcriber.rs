@@ -436,6 +436,11 @@ impl Shared {
                 let callback = &self.callbacks.on_speech_start;
                 self.call("onSpeechStart", callback, Args::One(&meta));
             }
+            // The guess's text stays in the page's own code: events carry no conversation text.
+            Action::EagerFinal { utterance, .. } => {
+                self.report_turn_hint("eager_end_of_turn", utterance)
+            }
+            Action::Resumed { utterance } => self.report_turn_hint("turn_resumed", utterance),
             Action::Error(error) => {
                 let error_js = error_to_js(&error);
                 if error.is_terminal() {
@@ -544,6 +549,17 @@ impl Shared {
             .set("delayMs", report.delay_ms as f64)
             .build();
         self.app.event(&event);
+    }
+
+    /// `onEvent` gets the provider's end-of-turn guess, or its withdrawal, for `utterance`.
+    fn report_turn_hint(&self, kind: &str, utterance: u64) {
+        if self.app.wants_events() {
+            let event = JsObject::new()
+                .set("type", kind)
+                .set("utterance", utterance as f64)
+                .build();
+            self.app.event(&event);
+        }
     }
 
     fn meta(&self, utterance: u64) -> JsValue {

@@ -108,6 +108,12 @@ pub enum Event {
     SpeechStart,
     /// The user stopped talking.
     SpeechEnd,
+    /// The provider guesses the utterance under way ended with this text (Deepgram Flux's
+    /// `EagerEndOfTurn`): its final follows with the same text, unless [`Event::Resumed`] comes
+    /// first. A hint for starting an answer early, never a final.
+    EagerFinal(String),
+    /// The last [`Event::EagerFinal`] was wrong: the user went on (Flux's `TurnResumed`).
+    Resumed,
     /// The session received this many more bytes ([`Watermark::AcknowledgedBytes`]).
     AckBytes(u64),
     /// The server finalized this connection's audio up to this many milliseconds

@@ -196,7 +196,17 @@ export interface TranscriberCloseEvent {
   delayMs: number;
 }
 
-export type TranscriberEvent = TranscriberCloseEvent | CallbackErrorEvent;
+/**
+ * The provider guessed that utterance `utterance` ended (`eager_end_of_turn`: its final follows
+ * unless a `turn_resumed` comes first), or withdrew the guess. Only protocols that send such
+ * guesses (Deepgram Flux with `eager_eot_threshold`) report them.
+ */
+export interface TranscriberTurnHintEvent {
+  type: "eager_end_of_turn" | "turn_resumed";
+  utterance: number;
+}
+
+export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent | CallbackErrorEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`

@@ -327,6 +327,13 @@ impl Transcriber {
             Event::SpeechStart => self.actions.push_back(Action::SpeechStart {
                 utterance: self.finals + 1,
             }),
+            Event::EagerFinal(text) => self.actions.push_back(Action::EagerFinal {
+                text,
+                utterance: self.finals + 1,
+            }),
+            Event::Resumed => self.actions.push_back(Action::Resumed {
+                utterance: self.finals + 1,
+            }),
             Event::Finished | Event::SessionOver if self.stopping => self.finish_stop(true),
             Event::SessionOver => self.session_ended(now),
             Event::AckBytes(bytes) => self.audio.on_acknowledged(bytes, now),

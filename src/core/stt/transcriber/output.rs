@@ -218,6 +218,11 @@ pub enum Action {
     Final { text: String, utterance: u64 },
     /// The user started talking: utterance number `utterance` begins (barge-in).
     SpeechStart { utterance: u64 },
+    /// The provider guesses utterance `utterance` ended with `text`: its final will say the
+    /// same unless a [`Action::Resumed`] comes first. Never a final (T1).
+    EagerFinal { text: String, utterance: u64 },
+    /// The guess for utterance `utterance` is withdrawn: the user went on.
+    Resumed { utterance: u64 },
     /// Report an error; a terminal one comes right before `StateChanged(Failed)`.
     Error(TranscriberError),
 }
