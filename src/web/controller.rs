@@ -1,26 +1,25 @@
 //! `TurnController`: the turn ladder driven by real routes, timers and `AbortController`s.
+//!
+//! The ladder's I/O (`ladder_io`, `route_calls`, `attempts`) is shared with `VoiceSession`, whose
+//! machine has a ladder inside: this class adds `run`'s promises and the app's callbacks.
 
 use crate::core::time::Millis;
-use crate::core::turn::history::Exchange;
-use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
-use crate::core::turn::{Action, AttemptId, Event, StartError, Started, TurnLadder};
+use crate::core::turn::{Action, StartError, Started, TurnLadder};
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::glue;
-use crate::web::report::{event_to_js, failure_from_code, record_to_js, Answer, TurnStrings};
-use js_sys::{Array, Function, JsString, Map, Promise};
-use std::cell::RefCell;
-
+use js_sys::{Function, JsString, Map, Promise};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, DomException};
 
 mod attempts;
+pub(crate) mod ladder_io;
 mod route_calls;
 
-use attempts::{AttemptIo, Io, TurnIo};
+pub(crate) use ladder_io::{LadderHost, LadderIo};
 
 struct Callbacks {
     on_accepted_text: Function,
@@ -50,22 +49,17 @@ impl Machine for TurnLadder {
 }
 
 struct Shared {
+    this: Weak<Shared>,
     driver: Driver<TurnLadder>,
-    routes: Vec<JsRoute>,
-    route_names: Vec<JsValue>,
+    /// Routes, attempts and their `AbortController`s, the turns' JS strings.
+    ladder: LadderIo,
     callbacks: Callbacks,
     recovery_text: JsValue,
     /// The longest input in UTF-16 code units that can be within `maxInputChars` scalar values:
     /// longer input is refused before it is copied into wasm.
     max_input_units: u32,
-    /// The most UTF-16 code units of route text that the ladder can read for one answer.
-    max_answer_units: u32,
-    io: RefCell<Io>,
     /// `run` promises waiting for a turn (a JS `Map` of turn id → resolve functions).
     waiters: Map,
-    /// `report(id, kind, value)` for `glue.watch`: made once, shared by every attempt. Owned by
-    /// JS (it holds only a weak reference), so a route settling after `free()` finds nothing.
-    report_attempt: Function,
 }
 
 /// Runs LLM turns so that exactly one answer, the fixed recovery text, or nothing (when
@@ -98,8 +92,7 @@ impl TurnController {
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
-        let max_answer_units =
-            u32::try_from(config.answer_read_chars().saturating_mul(2)).unwrap_or(u32::MAX);
+        let answer_read_chars = config.answer_read_chars();
         let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let driver = Driver::new(TurnLadder::new(config), weak);
@@ -109,26 +102,15 @@ impl TurnController {
                 on_sentence,
                 app: AppCallbacks::new(on_error, on_event, driver.clock()),
             };
-            let on_report = weak.clone();
-            let report = move |id: u32, kind: u8, value: JsValue| -> bool {
-                match on_report.upgrade() {
-                    Some(shared) => shared.on_attempt_report(id, kind, &value),
-                    None => false,
-                }
-            };
+            let host: Weak<dyn LadderHost> = weak.clone();
             Shared {
+                this: weak.clone(),
                 driver,
-                route_names: routes.iter().map(|route| route.name.clone()).collect(),
-                routes,
+                ladder: LadderIo::new(routes, answer_read_chars, host),
                 callbacks,
                 recovery_text,
                 max_input_units,
-                max_answer_units,
-                io: RefCell::new(Io::default()),
                 waiters: Map::new(),
-                report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
-                    .into_js_value()
-                    .unchecked_into(),
             }
         });
         Ok(TurnController {
@@ -190,9 +172,9 @@ impl TurnController {
         #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
     ) -> Result<JsValue, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
-        Ok(self
-            .shared()
-            .map_or(JsValue::UNDEFINED, |shared| shared.record_js(&turn_id)))
+        Ok(self.shared().map_or(JsValue::UNDEFINED, |shared| {
+            shared.ladder.record_js(&*shared, &turn_id)
+        }))
     }
 
     /// Ends the controller at once: every running turn is cancelled (its signal aborts, nothing
@@ -213,21 +195,6 @@ impl TurnController {
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.get()
     }
-
-    /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
-    #[cfg(feature = "voice")]
-    pub(crate) fn history_messages(&self) -> Array {
-        let messages = Array::new();
-        let exchanges = self.shared().and_then(|shared| {
-            shared
-                .driver
-                .read(|ladder| ladder.history().cloned().collect::<Vec<Exchange>>())
-        });
-        for exchange in exchanges.unwrap_or_default() {
-            glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
-        }
-        messages
-    }
 }
 
 impl Drop for TurnController {
@@ -245,107 +212,74 @@ impl Shell for Shared {
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
+        let Some(action) = self.ladder.perform(&**self, action) else {
+            return;
+        };
         match action {
-            Action::StartAttempt {
-                request_id,
-                route,
-                history,
-                ..
-            } => self.start_attempt(request_id, route, history),
             Action::Sentence { turn_id, text } => {
                 // Checked right before each sentence leaves: not one after an interrupt (T12).
-                let may_speak = self.ladder(|ladder| ladder.may_speak(&turn_id));
+                let may_speak = ladder_io::read(&**self, |ladder| ladder.may_speak(&turn_id));
                 if let (Some(on_sentence), true) = (&self.callbacks.on_sentence, may_speak) {
-                    let turn_js = self.turn_strings(&turn_id, |strings| strings.turn_id.clone());
-                    self.call_back(
-                        on_sentence,
-                        "onSentence",
-                        &turn_js,
-                        &JsValue::from_str(&text),
-                    );
-                }
-            }
-            Action::AbortAttempt { request_id } => {
-                let controller = {
-                    let mut io = self.io.borrow_mut();
-                    let id = io.live_attempt(&request_id);
-                    id.and_then(|id| io.end_attempt(id))
-                };
-                // An attempt ends early for two reasons: its timeout, or an answer cut at
-                // `maxAnswerChars` (T15); the abort reason says which.
-                let cut = self.ladder(|ladder| {
-                    ladder
-                        .turn(request_id.turn_id())
-                        .and_then(|record| record.attempts.get(request_id.index()))
-                        .is_some_and(|attempt| {
-                            attempt.request_id == request_id
-                                && attempt.error == Some(Failure::AnswerTooLong)
-                        })
-                });
-                if let Some(controller) = controller {
-                    if cut {
-                        abort(
-                            &controller,
-                            "AbortError",
-                            "turnguard: answer reached maxAnswerChars",
-                        );
-                    } else {
-                        abort(&controller, "TimeoutError", "turnguard: attempt timed out");
-                    }
-                }
-            }
-            Action::AbortTurn { turn_id } => {
-                // The turn's end aborts each of its live attempts: the chain of T4, kept by the
-                // shell itself rather than by `AbortSignal.any` (missing in older browsers).
-                let controllers = self.io.borrow_mut().end_attempts_of(&turn_id);
-                for controller in &controllers {
-                    abort(controller, "AbortError", "turnguard: turn ended");
+                    let turn_js = self.turn_js(&turn_id);
+                    let text = JsValue::from_str(&text);
+                    self.call_back(on_sentence, "onSentence", &turn_js, &text);
                 }
             }
             Action::Deliver { turn_id, text } => {
                 // T6: checked again right before the answer leaves for TTS.
-                let accepted = self.ladder(|ladder| match ladder.turn(&turn_id) {
+                let accepted = ladder_io::read(&**self, |ladder| match ladder.turn(&turn_id) {
                     Some(record) if ladder.may_deliver(&turn_id) => {
                         record.accepted_request_id.clone()
                     }
                     _ => None,
                 });
                 if let Some(request_id) = accepted {
-                    let (turn_js, text_js) = self.turn_strings(&turn_id, |strings| {
-                        (strings.turn_id.clone(), strings.answer(&request_id, &text))
-                    });
+                    let (turn_js, text_js) =
+                        self.ladder.turn_strings(&**self, &turn_id, |strings| {
+                            (strings.turn_id.clone(), strings.answer(&request_id, &text))
+                        });
                     let callback = &self.callbacks.on_accepted_text;
                     self.call_back(callback, "onAcceptedText", &turn_js, &text_js);
                 }
             }
             Action::Recover { turn_id, .. } => {
-                let turn_js = self.turn_strings(&turn_id, |strings| strings.turn_id.clone());
+                let turn_js = self.turn_js(&turn_id);
                 let callback = &self.callbacks.on_recovery;
                 self.call_back(callback, "onRecovery", &turn_js, &self.recovery_text);
             }
             Action::Settled(record) => {
-                let (turn, controllers) = {
-                    let mut io = self.io.borrow_mut();
-                    let controllers = io.end_attempts_of(&record.turn_id);
-                    (io.turns.remove(&record.turn_id), controllers)
-                };
-                // An attempt still live at the end of its turn (a committed stream that
-                // ended) has nothing left to abort: its controller is just released.
-                drop(controllers);
-                let strings =
-                    turn.map_or_else(|| TurnStrings::decoded(&record), |turn| turn.strings);
-                let record_js = record_to_js(&record, &strings, &self.route_names);
-                glue::resolve_waiters(&self.waiters, &strings.turn_id, &record_js);
+                let (turn_js, record_js) = self.ladder.settle(&record);
+                glue::resolve_waiters(&self.waiters, &turn_js, &record_js);
             }
-            Action::Event(event) => {
-                if self.callbacks.app.wants_events() && !self.driver.is_disposed() {
-                    let event_js = self.turn_strings(event_turn_id(&event), |strings| {
-                        event_to_js(&event, strings, &self.route_names)
-                    });
-                    self.callbacks.app.event(&event_js);
-                }
+            Action::Event(event)
+                if self.callbacks.app.wants_events() && !self.driver.is_disposed() =>
+            {
+                let event_js = self.ladder.event_js(&**self, &event);
+                self.callbacks.app.event(&event_js);
             }
+            // The I/O was performed above.
+            _ => {}
         }
+    }
+}
+
+impl LadderHost for Shared {
+    fn ladder_io(&self) -> &LadderIo {
+        &self.ladder
+    }
+
+    fn ladder_input(&self, input: &mut dyn FnMut(&mut TurnLadder, Millis)) {
+        if let Some(this) = self.this.upgrade() {
+            driver::input(&this, |ladder, now| input(ladder, now));
+        }
+    }
+
+    fn read_ladder(&self, read: &mut dyn FnMut(&TurnLadder)) {
+        self.driver.read(|ladder| read(ladder));
+    }
+
+    fn is_disposed(&self) -> bool {
+        self.driver.is_disposed()
     }
 }
 
@@ -374,20 +308,15 @@ impl Shared {
             .map_err(|error| start_error_to_js(&error))?;
         let still_open = match started {
             Started::New => {
-                self.io.borrow_mut().turns.insert(
-                    turn_id.clone(),
-                    TurnIo {
-                        strings: TurnStrings::new(turn_id_js.clone(), input_js),
-                        live: Vec::new(),
-                    },
-                );
+                self.ladder
+                    .open_turn(turn_id.clone(), turn_id_js.clone(), input_js);
                 true
             }
             // Running, or settled with its `Settled` still queued behind a re-entrant call.
-            Started::Existing => self.io.borrow().turns.contains_key(&turn_id),
+            Started::Existing => self.ladder.holds_turn(&turn_id),
         };
         if !still_open {
-            return Ok(Promise::resolve(&self.record_js(&turn_id)));
+            return Ok(Promise::resolve(&self.ladder.record_js(&**self, &turn_id)));
         }
         let promise = glue::wait_for(&self.waiters, &turn_id_js);
         driver::pump(self);
@@ -398,37 +327,10 @@ impl Shared {
         driver::dispose(self, |ladder, now| ladder.interrupt_all(now));
     }
 
-    /// Reads the ladder; a ladder out of reach (never while no JS runs under a borrow) reads as
-    /// the default: nothing may be spoken or started.
-    fn ladder<R: Default>(&self, read: impl FnOnce(&TurnLadder) -> R) -> R {
-        self.driver.read(read).unwrap_or_default()
-    }
-
-    fn record_js(&self, turn_id: &str) -> JsValue {
-        self.driver
-            .read(|ladder| {
-                ladder.turn(turn_id).map(|record| {
-                    record_to_js(record, &TurnStrings::decoded(record), &self.route_names)
-                })
-            })
-            .flatten()
-            .unwrap_or(JsValue::UNDEFINED)
-    }
-
-    /// Runs `with` on the JS strings of a turn: the ones held, or decoded from its record.
-    fn turn_strings<T>(&self, turn_id: &str, with: impl FnOnce(&TurnStrings) -> T) -> T {
-        {
-            let io = self.io.borrow();
-            if let Some(turn) = io.turns.get(turn_id) {
-                return with(&turn.strings);
-            }
-        }
-        let strings = self
-            .driver
-            .read(|ladder| ladder.turn(turn_id).map(TurnStrings::decoded))
-            .flatten()
-            .unwrap_or_else(|| TurnStrings::new(JsValue::from_str(turn_id), JsValue::UNDEFINED));
-        with(&strings)
+    /// The turn id as a JS string: the one held, or decoded.
+    fn turn_js(&self, turn_id: &str) -> JsValue {
+        self.ladder
+            .turn_strings(self, turn_id, |strings| strings.turn_id.clone())
     }
 
     /// Calls `onAcceptedText`/`onRecovery`/`onSentence`. A throwing callback is a
@@ -441,18 +343,6 @@ impl Shared {
         }
         let args = Args::Two(turn_id, text);
         self.callbacks.app.call(name, callback, args, Some(turn_id));
-    }
-}
-
-fn event_turn_id(event: &Event) -> &str {
-    match event {
-        Event::TurnStarted { turn_id, .. }
-        | Event::AttemptStarted { turn_id, .. }
-        | Event::AttemptFinished { turn_id, .. }
-        | Event::Committed { turn_id, .. }
-        | Event::Accepted { turn_id, .. }
-        | Event::Recovered { turn_id, .. }
-        | Event::Cancelled { turn_id, .. } => turn_id,
     }
 }
 

@@ -1,75 +1,68 @@
 //! `VoiceSession`: the whole agent in one object (V1–V4, P2). Transcriber finals become turns of
-//! a `TurnController`; its accepted sentences go through the app's `synthesize` to the speech
-//! engine; the user's speech over the agent is a barge-in, and the history keeps what was heard.
+//! the ladder; its accepted sentences go through the app's `synthesize` to the speech engine; the
+//! user's speech over the agent is a barge-in, and the history keeps what was heard.
 //!
-//! The decisions are the sans-IO [`VoiceCore`]'s; this shell composes the crate's own
-//! `TurnController`, `LiveTranscriber` and speech engine ([`AudioOut`]) and performs the core's
-//! actions on them through the shared driver, so no JS callback runs with a borrow held.
+//! One machine, one driver, one timer: the sans-IO [`SessionCore`] holds the transcriber, the
+//! turn ladder and the voice core and passes what one tells another inside, in Rust. This shell
+//! performs what is left — the ladder's route calls and the transcriber's socket and `provision()`
+//! through the very I/O code `TurnController` and `LiveTranscriber` use, the speech path through
+//! the engine ([`AudioOut`]) — and calls the app, never with a borrow held.
 
+use crate::core::stt::transcriber::Transcriber;
 use crate::core::time::Millis;
-use crate::core::voice::playback::ChunkHeard;
-use crate::core::voice::{VoiceAction, VoiceCore, VoiceError, VoiceState};
+use crate::core::turn::TurnLadder;
+use crate::core::voice::session::{SessionAction, SessionCore};
+use crate::core::voice::{VoiceCore, VoiceState};
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::callbacks::{AppCallbacks, Args};
-use crate::web::controller::TurnController;
+use crate::web::controller::{ladder_io, LadderHost, LadderIo};
 use crate::web::convert::{range_error, type_error};
-use crate::web::driver::{self, Driver, Handle, Machine, Shell};
-use crate::web::transcriber::LiveTranscriber;
+use crate::web::driver::{self, Driver, Handle, Machine};
+use crate::web::transcriber::options::parse_microphone_args;
+use crate::web::transcriber::{push_audio, TranscriberIo};
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
-use rustc_hash::FxHashMap;
-use speech::abort;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
-use web_sys::{AbortController, AudioBuffer, DomException};
+use web_sys::DomException;
 
 mod events;
+mod hosts;
 mod id;
 mod options;
+mod perform;
 mod speech;
-mod wiring;
 
-impl Machine for VoiceCore {
-    type Action = VoiceAction;
-    fn poll_action(&mut self) -> Option<VoiceAction> {
-        VoiceCore::poll_action(self)
+use speech::SpeechIo;
+
+impl Machine for SessionCore {
+    type Action = SessionAction;
+    fn poll_action(&mut self) -> Option<SessionAction> {
+        SessionCore::poll_action(self)
     }
     fn poll_timeout(&self) -> Option<Millis> {
-        VoiceCore::poll_timeout(self)
+        SessionCore::poll_timeout(self)
     }
     fn handle_timeout(&mut self, now: Millis) {
-        VoiceCore::handle_timeout(self, now)
+        SessionCore::handle_timeout(self, now)
     }
-}
-
-/// One `synthesize` call: its abort, and its audio once it came.
-struct Job {
-    abort: AbortController,
-    audio: Option<JsValue>,
-}
-
-#[derive(Default)]
-struct Io {
-    jobs: FxHashMap<u64, Job>,
-    /// The engine's sequence number of each job's chunk, for what played of it.
-    chunks: FxHashMap<u64, u64>,
-    /// The recovery text's decoded audio: synthesized once per session.
-    recovery_audio: Option<AudioBuffer>,
-    /// The `synthesize` signal of each job whose audio stream still arrives.
-    streams: FxHashMap<u64, AbortController>,
 }
 
 struct Shared {
-    driver: Driver<VoiceCore>,
-    controller: TurnController,
-    transcriber: Option<LiveTranscriber>,
+    this: Weak<Shared>,
+    driver: Driver<SessionCore>,
+    /// Routes, attempts and their `AbortController`s (`TurnController`'s I/O).
+    ladder: LadderIo,
+    /// `provision()`, the socket, the microphone (`LiveTranscriber`'s I/O); `None`: typed input.
+    stt: Option<TranscriberIo>,
     engine: Rc<AudioOut>,
     callbacks: SessionCallbacks,
     /// `onError` and `onEvent`, and the one rule for a callback that throws.
     app: AppCallbacks,
-    io: RefCell<Io>,
+    /// The `synthesize` calls and the audio on its way to the engine.
+    speech: RefCell<SpeechIo>,
     /// Set while the shell stops the engine: that stop reports its own `playback_ended`.
     stopping: Cell<bool>,
 }
@@ -83,8 +76,6 @@ pub struct VoiceSession {
     session_id: String,
 }
 
-type Slot = Rc<RefCell<Weak<Shared>>>;
-
 #[wasm_bindgen]
 impl VoiceSession {
     /// `new VoiceSession(options)`. Throws a `TypeError`/`RangeError` naming a bad option.
@@ -95,34 +86,54 @@ impl VoiceSession {
         crate::web::audio::require_web_audio("VoiceSession")?;
         let options = parse_session_options(&options)?;
         let session_id = options.config.session_id.clone().unwrap_or_default();
-        let slot: Slot = Rc::new(RefCell::new(Weak::new()));
-
-        let controller =
-            wiring::controller(&slot, options.routes, options.controller, &options.config)?;
-        let transcriber = wiring::transcriber(&slot, options.transcriber)?;
-
+        // The engine reports to the session, which does not exist yet: through a slot.
+        let slot: Rc<RefCell<Weak<Shared>>> = Rc::new(RefCell::new(Weak::new()));
         let engine_slot = slot.clone();
         let sink = Box::new(move |event: PlayerEvent| {
-            wiring::with_session(&engine_slot, |s| s.on_player_event(event));
+            let shared = engine_slot.borrow().upgrade();
+            if let Some(shared) = shared {
+                shared.on_player_event(event);
+            }
         });
         let engine = AudioOut::new(options.audio_context, options.destination, sink)?;
-
+        let answer_read_chars = options.turns.answer_read_chars();
+        let (stt_io, stt_core) = match options.transcriber {
+            Some(stt) => {
+                let config = &stt.config;
+                let io = TranscriberIo::new(
+                    stt.provision,
+                    config.sample_rate,
+                    config.max_message_bytes,
+                    stt.worklet,
+                );
+                (Some(io), Some(Transcriber::new(stt.config)))
+            }
+            None => (None, None),
+        };
+        let core = SessionCore::new(
+            TurnLadder::new(options.turns),
+            VoiceCore::new(options.config),
+            stt_core,
+        );
         let mut callbacks = options.callbacks;
+        let routes = options.routes;
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
-            let driver = Driver::new(VoiceCore::new(options.config), weak);
+            let driver = Driver::new(core, weak);
             let app = AppCallbacks::new(
                 callbacks.on_error.take(),
                 callbacks.on_event.take(),
                 driver.clock(),
             );
+            let host: Weak<dyn LadderHost> = weak.clone();
             Shared {
+                this: weak.clone(),
                 driver,
-                controller,
-                transcriber,
+                ladder: LadderIo::new(routes, answer_read_chars, host),
+                stt: stt_io,
                 engine,
                 callbacks,
                 app,
-                io: RefCell::new(Io::default()),
+                speech: RefCell::new(SpeechIo::default()),
                 stopping: Cell::new(false),
             }
         });
@@ -166,22 +177,31 @@ impl VoiceSession {
             _ => return Promise::resolve(&JsValue::UNDEFINED),
         }
         let needs_transcriber = !matches!(microphone, Microphone::None);
-        if needs_transcriber && shared.transcriber.is_none() {
+        if needs_transcriber && shared.stt.is_none() {
             return Promise::reject(&type_error(
                 "options.provision is needed to listen; use start({ microphone: false }) for typed input",
             ));
         }
-        driver::input(&shared, |core, _| core.start());
+        shared.voice_input(|voice, _| voice.start());
+        let connected = shared.stt.as_ref().map(|stt| {
+            stt.start(&*shared, || {
+                driver::input(&shared, |core, now| {
+                    if let Some(stt) = core.transcriber_at(now) {
+                        stt.start(now);
+                    }
+                });
+            })
+        });
         future_to_promise(async move {
-            if let Some(transcriber) = &shared.transcriber {
-                JsFuture::from(transcriber.start()).await?;
+            if let Some(connected) = connected {
+                JsFuture::from(connected).await?;
                 let stream = match microphone {
                     Microphone::None => None,
-                    Microphone::Default => Some(None),
-                    Microphone::Stream(stream) => Some(Some(stream)),
+                    Microphone::Default => Some(JsValue::UNDEFINED),
+                    Microphone::Stream(stream) => Some(stream),
                 };
                 if let Some(stream) = stream {
-                    JsFuture::from(transcriber.attach_microphone(stream)).await?;
+                    JsFuture::from(shared.attach(stream)).await?;
                 }
             }
             Ok(JsValue::UNDEFINED)
@@ -202,12 +222,12 @@ impl VoiceSession {
         if shared.state().is_terminal() {
             return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
         }
-        match &shared.transcriber {
-            Some(transcriber) => transcriber.attach_microphone(stream),
-            None => Promise::reject(&type_error(
+        if shared.stt.is_none() {
+            return Promise::reject(&type_error(
                 "options.provision is needed to listen to a microphone",
-            )),
+            ));
         }
+        shared.attach(stream.unwrap_or(JsValue::UNDEFINED))
     }
 
     /// A final utterance typed by the user: a barge-in if the agent is busy, then a new turn.
@@ -227,7 +247,7 @@ impl VoiceSession {
         if shared.state().is_terminal() {
             return Err(dom_error("InvalidStateError", "the session has stopped"));
         }
-        driver::input(&shared, |core, now| core.on_final(&text, now));
+        shared.voice_input(|voice, now| voice.on_final(&text, now));
         Ok(())
     }
 
@@ -239,16 +259,20 @@ impl VoiceSession {
         #[wasm_bindgen(unchecked_param_type = "Int16Array")] pcm: JsValue,
     ) -> Result<(), JsValue> {
         let shared = self.shared().ok_or_else(freed)?;
-        match &shared.transcriber {
-            Some(transcriber) => transcriber.send_audio(pcm),
-            None => Err(type_error("options.provision is needed to send audio")),
+        if shared.stt.is_none() {
+            return Err(type_error("options.provision is needed to send audio"));
         }
+        let pcm = pcm
+            .dyn_into::<js_sys::Int16Array>()
+            .map_err(|_| type_error("pcm must be an Int16Array"))?;
+        push_audio(&*shared, &pcm);
+        Ok(())
     }
 
     /// Barge-in from the app (a button): the turn stops, the agent falls silent.
     pub fn interrupt(&self) {
         if let Some(shared) = self.shared() {
-            shared.cut(|core, now| core.interrupt(now));
+            driver::input(&shared, |core, now| core.interrupt(now));
         }
     }
 
@@ -276,7 +300,7 @@ impl VoiceSession {
     pub fn history(&self) -> JsValue {
         self.shared()
             .map_or_else(js_sys::Array::new, |shared| {
-                shared.controller.history_messages()
+                ladder_io::history_messages(&*shared)
             })
             .into()
     }
@@ -296,7 +320,7 @@ impl VoiceSession {
     pub fn free(&self) {
         if let Some(shared) = self.shared.take() {
             let _ = shared.stop();
-            driver::dispose(&shared, |_, _| {});
+            driver::dispose(&shared, |core, now| core.dispose(now));
         }
     }
 }
@@ -341,178 +365,64 @@ fn start_microphone(options: Option<JsValue>) -> Result<Microphone, JsValue> {
     }
 }
 
-impl Shell for Shared {
-    type Machine = VoiceCore;
-
-    fn driver(&self) -> &Driver<VoiceCore> {
-        &self.driver
-    }
-
-    fn perform(self: &Rc<Self>, action: VoiceAction) {
-        match action {
-            VoiceAction::StateChanged(state) => {
-                let name = JsValue::from_str(state.as_str());
-                self.call(
-                    "onStateChange",
-                    &self.callbacks.on_state_change,
-                    Args::One(&name),
-                );
-            }
-            VoiceAction::Caption { text, is_final } => {
-                let (text, is_final) = (JsValue::from_str(&text), JsValue::from_bool(is_final));
-                let args = Args::Two(&text, &is_final);
-                self.call("onCaption", &self.callbacks.on_caption, args);
-            }
-            VoiceAction::StartTurn { turn_id, input } => self.start_turn(turn_id, &input),
-            VoiceAction::InterruptTurn { turn_id } => {
-                let _ = self.controller.interrupt(JsValue::from_str(&turn_id));
-            }
-            VoiceAction::Synthesize {
-                job,
-                turn_id,
-                text,
-                recovery,
-            } => self.synthesize(job, &turn_id, &text, recovery),
-            VoiceAction::AbortSynthesis { job } => {
-                let aborted = self.io.borrow_mut().jobs.remove(&job);
-                if let Some(aborted) = aborted {
-                    abort(&aborted.abort);
-                }
-            }
-            VoiceAction::Play {
-                job,
-                turn_id,
-                recovery,
-            } => self.play(job, &turn_id, recovery),
-            VoiceAction::StopPlayback { turn_id } => {
-                self.release_streams();
-                let stopped = self.stop_engine();
-                let chunks: Vec<(u64, ChunkHeard)> = {
-                    let mut io = self.io.borrow_mut();
-                    let by_seq: FxHashMap<u64, u64> =
-                        io.chunks.drain().map(|(job, seq)| (seq, job)).collect();
-                    stopped
-                        .chunks
-                        .iter()
-                        .filter_map(|chunk| Some((*by_seq.get(&chunk.seq)?, *chunk)))
-                        .collect()
-                };
-                self.driver
-                    .update(|core, _| core.on_playback_stopped(&turn_id, &chunks));
-            }
-            VoiceAction::SetHeard { turn_id, text } => {
-                let (turn_js, text_js) = (JsValue::from_str(&turn_id), JsValue::from_str(&text));
-                let _ = self
-                    .controller
-                    .set_heard_text(turn_js.clone(), text_js.clone());
-                let args = Args::Two(&turn_js, &text_js);
-                let on_heard = self.callbacks.on_heard.as_ref();
-                self.app
-                    .call_optional("onHeard", on_heard, args, Some(&turn_js));
-            }
-            VoiceAction::Error(error) => self.report_error(&voice_error(&error)),
-            VoiceAction::Event(event) => self.on_voice_event(event),
-            VoiceAction::Detach => {
-                let jobs: Vec<Job> = self
-                    .io
-                    .borrow_mut()
-                    .jobs
-                    .drain()
-                    .map(|(_, job)| job)
-                    .collect();
-                for job in jobs {
-                    abort(&job.abort);
-                }
-                self.release_streams();
-                self.stop_engine();
-                if let Some(transcriber) = &self.transcriber {
-                    // R4: stop_recording, close, release the microphone; nothing reconnects.
-                    let _ = transcriber.stop();
-                }
-            }
-        }
-    }
-}
-
 impl Shared {
     fn state(&self) -> VoiceState {
         self.driver
-            .read(VoiceCore::state)
+            .read(|core| core.voice().state())
             .unwrap_or(VoiceState::Stopped)
     }
 
+    /// Feeds the voice core one input and performs what it queued.
+    fn voice_input(self: &Rc<Self>, input: impl FnOnce(&mut VoiceCore, Millis)) {
+        driver::input(self, |core, now| input(core.voice_at(now), now));
+    }
+
+    /// Feeds the voice core one input; the running pump performs what it queued.
+    fn voice_update(&self, input: impl FnOnce(&mut VoiceCore, Millis)) {
+        self.driver
+            .update(|core, now| input(core.voice_at(now), now));
+    }
+
+    /// Captures `stream` (`undefined`: the default microphone) through the transcriber's I/O.
+    fn attach(&self, stream: JsValue) -> Promise {
+        let Some(stt) = &self.stt else {
+            return Promise::reject(&type_error(
+                "options.provision is needed to listen to a microphone",
+            ));
+        };
+        let default = stt.worklet_url();
+        match parse_microphone_args(Some(stream), None, default) {
+            Ok((stream, worklet)) => stt.attach_microphone(self, stream, worklet),
+            Err(error) => Promise::reject(&error),
+        }
+    }
+
+    /// Feeds the stop (the current turn ends in the voice core and the ladder at once; the
+    /// transcriber stops when the voice core's `Detach` is performed) and gives a promise of the
+    /// transcriber's end.
     fn stop(self: &Rc<Self>) -> Promise {
-        self.cut(|core, now| core.stop(now));
-        match &self.transcriber {
-            Some(transcriber) => transcriber.stop(),
-            None => Promise::resolve(&JsValue::UNDEFINED),
-        }
-    }
-
-    /// Feeds a stop or an interrupt, and interrupts the cut turn in the controller at once (V5).
-    /// Called from a callback inside the controller's own `run` (its `onEvent`), the session's
-    /// queued `InterruptTurn` would come only after `run` returned, its route already called.
-    fn cut(self: &Rc<Self>, input: impl FnOnce(&mut VoiceCore, Millis)) {
-        let turn = self
-            .driver
-            .read(|core| core.current_turn().map(str::to_owned))
-            .flatten();
-        driver::input(self, input);
-        if let Some(turn) = turn {
-            // False (and harmless) for a turn the controller never saw or already settled.
-            let _ = self.controller.interrupt(JsValue::from_str(&turn));
-        }
-    }
-
-    fn start_turn(self: &Rc<Self>, turn_id: String, input: &str) {
-        let turn_js = JsValue::from_str(&turn_id);
-        let run = self.controller.run(turn_js, JsValue::from_str(input));
-        let weak = Rc::downgrade(self);
-        wasm_bindgen_futures::spawn_local(async move {
-            let settled = JsFuture::from(run).await;
-            let Some(shared) = weak.upgrade() else {
-                return;
-            };
-            match &settled {
-                Ok(record) => {
-                    let turn_js = JsValue::from_str(&turn_id);
-                    let on_turn = shared.callbacks.on_turn.as_ref();
-                    let args = Args::One(record);
-                    shared
-                        .app
-                        .call_optional("onTurn", on_turn, args, Some(&turn_js));
-                }
-                Err(error) => shared.report_error(error),
-            }
-            driver::input(&shared, |core, now| core.on_turn_settled(&turn_id, now));
+        let stopped = self.stt.as_ref().map(|stt| {
+            stt.release_microphone();
+            stt.until_stopped(&**self)
         });
-    }
-
-    /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
-    fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
-        self.stopping.set(true);
-        let stopped = self.engine.stop();
-        self.stopping.set(false);
-        self.emit_stopped(&stopped);
-        stopped
+        driver::input(self, |core, now| core.stop(now));
+        stopped.unwrap_or_else(|| Promise::resolve(&JsValue::UNDEFINED))
     }
 
     fn report_error(&self, error: &JsValue) {
-        self.app.error(error);
+        if !self.driver.is_disposed() {
+            self.app.error(error);
+        }
     }
 
     /// Calls an app callback by the one rule (`callbacks`): a throw is a `callback_error`.
-    fn call(&self, name: &str, callback: &Option<Function>, args: Args) {
-        self.app.call_optional(name, callback.as_ref(), args, None);
+    /// Nothing is called once the session was freed.
+    fn call(&self, name: &str, callback: &Option<Function>, args: Args, turn_id: Option<&JsValue>) {
+        if !self.driver.is_disposed() {
+            self.app
+                .call_optional(name, callback.as_ref(), args, turn_id);
+        }
     }
-}
-
-fn voice_error(error: &VoiceError) -> JsValue {
-    let js = js_sys::Error::new(&error.to_string());
-    let _ = Reflect::set(&js, &"code".into(), &error.code().into());
-    let _ = Reflect::set(&js, &"terminal".into(), &JsValue::FALSE);
-    let _ = Reflect::set(&js, &"turnId".into(), &error.turn_id().into());
-    js.into()
 }
 
 fn dom_error(name: &str, message: &str) -> JsValue {

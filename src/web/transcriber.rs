@@ -8,16 +8,20 @@
 //! (a queued `provision()` or connect is skipped once the transcriber stopped). `free()` is
 //! idempotent and works from any callback.
 //!
-//! Server messages go to the core as text: `core::stt::gladia` reads them with the crate's own small
-//! JSON reader.
+//! Server messages go to the core as text: the protocol reads them with the crate's own small
+//! JSON reader. The I/O (`io`, `capture`) is shared with `VoiceSession`, whose machine has a
+//! transcriber inside: this class adds the app's callbacks and `stop()`.
 
+mod capture;
 mod dev_provisioner;
 mod errors;
-mod io;
-mod options;
+pub(crate) mod io;
+pub(crate) mod options;
 mod provision;
 mod socket;
 
+pub(crate) use capture::push_audio;
+pub(crate) use io::{TranscriberHost, TranscriberIo};
 pub use options::gladia_provisioner;
 
 use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
@@ -26,15 +30,12 @@ use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
-use crate::web::microphone::{self, Capture};
-use errors::{aborted, dom_error, error_to_js, freed};
-use js_sys::{Function, Int16Array, Promise, Uint8Array};
+use errors::freed;
+use js_sys::{Function, Int16Array, Promise};
 use options::{parse_options, Callbacks, ParsedOptions};
-use socket::Socket;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
-use web_sys::AbortController;
 
 impl Machine for Transcriber {
     type Action = Action;
@@ -49,40 +50,14 @@ impl Machine for Transcriber {
     }
 }
 
-/// Browser resources and waiting promises.
-#[derive(Default)]
-struct Io {
-    /// The current socket; events of any other are ignored.
-    socket: Option<Socket>,
-    socket_id: u32,
-    /// The `provision()` call whose result counts, and its abort.
-    provision_id: u32,
-    provision_abort: Option<AbortController>,
-    /// `id` of the current session, as `provision()` gave it.
-    session_id: JsValue,
-    /// The socket's subprotocols, as `provision()` gave them.
-    protocols: JsValue,
-    capture: Option<Capture>,
-    capture_id: u32,
-    /// `start()` promises: resolved at the first `open`, rejected at `stopped`/`failed`.
-    start_waiters: Vec<(Function, Function)>,
-    /// `stop()` promises: resolved at `stopped`/`failed`.
-    stop_waiters: Vec<Function>,
-    /// The terminal error, once failed.
-    failure: JsValue,
-}
-
 struct Shared {
+    this: Weak<Shared>,
     driver: Driver<Transcriber>,
     callbacks: Callbacks,
     /// `onError` and `onEvent`, and the one rule for a callback that throws.
     app: AppCallbacks,
-    /// `options.workletUrl`: where `attachMicrophone` loads its worklet unless told otherwise.
-    worklet: Option<String>,
-    sample_rate: u32,
-    io: RefCell<Io>,
-    /// Longest server text message read, in UTF-8 bytes (checked before any copy into wasm).
-    max_message_bytes: f64,
+    /// `provision()`, the socket, the microphone, the waiting promises.
+    io: TranscriberIo,
 }
 
 /// Live speech-to-text over one provider's wire protocol (`options.protocol`, default Gladia live
@@ -108,7 +83,12 @@ impl LiveTranscriber {
             mut callbacks,
             worklet,
         } = parse_options(&options)?;
-        let (sample_rate, max_message_bytes) = (config.sample_rate, config.max_message_bytes);
+        let io = TranscriberIo::new(
+            callbacks.provision.clone(),
+            config.sample_rate,
+            config.max_message_bytes,
+            worklet,
+        );
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let driver = Driver::new(Transcriber::new(config), weak);
             let app = AppCallbacks::new(
@@ -117,13 +97,11 @@ impl LiveTranscriber {
                 driver.clock(),
             );
             Shared {
-                worklet,
-                sample_rate,
-                max_message_bytes: max_message_bytes as f64,
+                this: weak.clone(),
                 driver,
                 callbacks,
                 app,
-                io: RefCell::new(Io::default()),
+                io,
             }
         });
         Ok(LiveTranscriber {
@@ -149,22 +127,9 @@ impl LiveTranscriber {
         let Some(shared) = self.shared() else {
             return Promise::reject(&freed());
         };
-        let shared = &shared;
-        match shared.state() {
-            State::Open => Promise::resolve(&JsValue::UNDEFINED),
-            State::Failed => Promise::reject(&shared.io.borrow().failure),
-            State::Stopped => Promise::reject(&dom_error(
-                "InvalidStateError",
-                "the transcriber has stopped; create a new one",
-            )),
-            _ => {
-                let promise = Promise::new(&mut |resolve, reject| {
-                    shared.io.borrow_mut().start_waiters.push((resolve, reject));
-                });
-                driver::input(shared, |core, now| core.start(now));
-                promise
-            }
-        }
+        shared.io.start(&*shared, || {
+            driver::input(&shared, |core, now| core.start(now));
+        })
     }
 
     /// Captures `stream`, or the default microphone when absent, as 20 ms PCM16 frames at
@@ -187,55 +152,17 @@ impl LiveTranscriber {
             JsValue,
         >,
     ) -> Promise {
-        let default_worklet = self.shared().and_then(|shared| shared.worklet.clone());
-        let (stream, worklet) = match options::parse_microphone_args(
-            stream_or_options,
-            options,
-            default_worklet.as_deref(),
-        ) {
-            Ok(parsed) => parsed,
-            Err(error) => return Promise::reject(&error),
-        };
-        let Some(shared) = self.shared() else {
-            return Promise::reject(&freed());
-        };
-        let shared = &shared;
-        if !shared.accepts_audio() {
-            return Promise::reject(&dom_error(
-                "InvalidStateError",
-                "the transcriber has stopped",
-            ));
+        let shared = self.shared();
+        let default_worklet = shared.as_ref().and_then(|shared| shared.io.worklet_url());
+        let (stream, worklet) =
+            match options::parse_microphone_args(stream_or_options, options, default_worklet) {
+                Ok(parsed) => parsed,
+                Err(error) => return Promise::reject(&error),
+            };
+        match shared {
+            Some(shared) => shared.io.attach_microphone(&*shared, stream, worklet),
+            None => Promise::reject(&freed()),
         }
-        let id = {
-            let mut io = shared.io.borrow_mut();
-            io.capture_id = io.capture_id.wrapping_add(1);
-            io.capture_id
-        };
-        let weak = Rc::downgrade(shared);
-        let on_blocked = Rc::downgrade(shared);
-        let on_frame = Rc::downgrade(shared);
-        microphone::start(
-            stream,
-            shared.sample_rate,
-            worklet,
-            move |bytes| {
-                if let Some(shared) = on_frame.upgrade() {
-                    shared.push_bytes(bytes);
-                }
-            },
-            move |capture| {
-                // Dropping `capture` on any error path stops it.
-                match weak.upgrade() {
-                    Some(shared) => shared.adopt_capture(id, capture),
-                    None => Err(aborted()),
-                }
-            },
-            move |error| {
-                if let Some(shared) = on_blocked.upgrade() {
-                    shared.app.error(error);
-                }
-            },
-        )
     }
 
     /// One frame of PCM16 mono audio at `sampleRate`: sent at once when connected, buffered
@@ -250,7 +177,7 @@ impl LiveTranscriber {
             .dyn_into::<Int16Array>()
             .map_err(|_| type_error("pcm must be an Int16Array"))?;
         if let Some(shared) = self.shared() {
-            shared.push_audio(&pcm);
+            push_audio(&*shared, &pcm);
         }
         Ok(())
     }
@@ -263,16 +190,10 @@ impl LiveTranscriber {
         let Some(shared) = self.shared() else {
             return Promise::resolve(&JsValue::UNDEFINED);
         };
-        let shared = &shared;
-        shared.release_microphone();
-        if shared.state().is_terminal() {
-            return Promise::resolve(&JsValue::UNDEFINED);
-        }
-        let promise = Promise::new(&mut |resolve, _reject| {
-            shared.io.borrow_mut().stop_waiters.push(resolve);
-        });
-        driver::input(shared, |core, now| core.stop(now));
-        promise
+        shared.io.release_microphone();
+        let stopped = shared.io.until_stopped(&*shared);
+        driver::input(&shared, |core, now| core.stop(now));
+        stopped
     }
 
     /// Detaches at once (R4) — `stop_recording` if connected, close, release the microphone —
@@ -303,9 +224,8 @@ impl LiveTranscriber {
     /// The `id` of the current session as `provision()` gave it, if any.
     #[wasm_bindgen(getter = sessionId, unchecked_return_type = "string | undefined")]
     pub fn session_id(&self) -> JsValue {
-        self.shared().map_or(JsValue::UNDEFINED, |shared| {
-            shared.io.borrow().session_id.clone()
-        })
+        self.shared()
+            .map_or(JsValue::UNDEFINED, |shared| shared.io.session_id())
     }
 
     /// Counters since creation.
@@ -369,66 +289,29 @@ impl Shell for Shared {
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
-        self.perform_action(action);
-    }
-}
-
-impl Shared {
-    fn state(&self) -> State {
-        self.driver
-            .read(Transcriber::state)
-            .unwrap_or(State::Stopped)
-    }
-
-    /// Detaches for good, at once (R4): releases the microphone, then the core's `dispose`
-    /// (`stop_recording` if connected, close) is performed and the timer cleared. Idempotent.
-    fn dispose(self: &Rc<Self>) {
-        self.release_microphone();
-        driver::dispose(self, |core, now| core.dispose(now));
-    }
-
-    fn perform_action(self: &Rc<Self>, action: Action) {
+        let Some(action) = self.io.perform(&**self, action) else {
+            return;
+        };
         match action {
-            // Queued work is checked against the core's state right before it is done: a
-            // re-entrant stop/free from a callback may have come after it was queued.
-            Action::Provision => {
-                if self.state() == State::Provisioning {
-                    self.provision();
-                }
-            }
-            Action::CancelProvision => self.abort_provision(),
-            Action::Connect(url) => {
-                if self.state() == State::Connecting {
-                    self.connect(&url);
-                }
-            }
-            Action::SendBinary(bytes) => {
-                if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_bytes(&bytes);
-                }
-            }
-            Action::SendText(text) => {
-                if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    socket.send_text(&text);
-                }
-            }
-            Action::Close => self.close_socket(),
             Action::StateChanged(state) => {
-                self.report_close();
-                self.state_changed(state);
+                // `onEvent` gets the close the core just answered, if any, before the state.
+                if self.app.wants_events() {
+                    if let Some(event) = TranscriberIo::close_event(&**self) {
+                        self.app.event(&event);
+                    }
+                }
+                let name = JsValue::from_str(state.as_str());
+                let callback = &self.callbacks.on_state_change;
+                self.call("onStateChange", callback, Args::One(&name));
+                self.io.state_changed(state);
             }
             Action::Partial { text, utterance } => {
-                let meta = self.meta(utterance);
-                let text = JsValue::from_str(&text);
-                self.call(
-                    "onPartial",
-                    &self.callbacks.on_partial,
-                    Args::Two(&text, &meta),
-                );
+                let (text, meta) = (JsValue::from_str(&text), self.meta(utterance));
+                let args = Args::Two(&text, &meta);
+                self.call("onPartial", &self.callbacks.on_partial, args);
             }
             Action::Final { text, utterance } => {
-                let meta = self.meta(utterance);
-                let text = JsValue::from_str(&text);
+                let (text, meta) = (JsValue::from_str(&text), self.meta(utterance));
                 self.call("onFinal", &self.callbacks.on_final, Args::Two(&text, &meta));
             }
             Action::SpeechStart { utterance } => {
@@ -441,114 +324,52 @@ impl Shared {
                 self.report_turn_hint("eager_end_of_turn", utterance)
             }
             Action::Resumed { utterance } => self.report_turn_hint("turn_resumed", utterance),
-            Action::Error(error) => {
-                let error_js = error_to_js(&error);
-                if error.is_terminal() {
-                    self.io.borrow_mut().failure = error_js.clone();
-                }
-                self.app.error(&error_js);
-            }
-        }
-    }
-
-    fn push_audio(self: &Rc<Self>, pcm: &Int16Array) {
-        // The samples' bytes as they lie in memory: little-endian in every browser, as Gladia wants.
-        let bytes = Uint8Array::new_with_byte_offset_and_length(
-            &pcm.buffer(),
-            pcm.byte_offset(),
-            pcm.byte_length(),
-        )
-        .to_vec();
-        self.push_bytes(bytes);
-    }
-
-    /// One frame as PCM16 little-endian bytes.
-    fn push_bytes(self: &Rc<Self>, bytes: Vec<u8>) {
-        driver::input(self, |core, now| core.send_audio(bytes, now));
-    }
-
-    fn accepts_audio(&self) -> bool {
-        !self.driver.is_disposed()
-            && self
-                .driver
-                .read(|core| !core.state().is_terminal() && !core.is_stopping())
-                .unwrap_or(false)
-    }
-
-    fn adopt_capture(&self, id: u32, capture: Capture) -> Result<(), JsValue> {
-        if self.io.borrow().capture_id != id || !self.accepts_audio() {
-            return Err(aborted());
-        }
-        let previous = self.io.borrow_mut().capture.replace(capture);
-        drop(previous);
-        Ok(())
-    }
-
-    fn release_microphone(&self) {
-        let capture = {
-            let mut io = self.io.borrow_mut();
-            io.capture_id = io.capture_id.wrapping_add(1); // a capture still starting is refused
-            io.capture.take()
-        };
-        drop(capture);
-    }
-
-    fn state_changed(&self, state: State) {
-        let name = JsValue::from_str(state.as_str());
-        let callback = &self.callbacks.on_state_change;
-        self.call("onStateChange", callback, Args::One(&name));
-        match state {
-            State::Open => {
-                let waiters = std::mem::take(&mut self.io.borrow_mut().start_waiters);
-                for (resolve, _) in waiters {
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                }
-            }
-            State::Stopped | State::Failed => {
-                self.release_microphone();
-                self.abort_provision();
-                let (starts, stops, failure) = {
-                    let mut io = self.io.borrow_mut();
-                    let starts = std::mem::take(&mut io.start_waiters);
-                    (
-                        starts,
-                        std::mem::take(&mut io.stop_waiters),
-                        io.failure.clone(),
-                    )
-                };
-                let reason = if state == State::Failed {
-                    failure
-                } else {
-                    aborted()
-                };
-                for (_, reject) in starts {
-                    let _ = reject.call1(&JsValue::UNDEFINED, &reason);
-                }
-                for resolve in stops {
-                    let _ = resolve.call0(&JsValue::UNDEFINED);
-                }
-            }
+            Action::Error(error) => self.app.error(&self.io.error_js(&error)),
+            // The I/O was performed above.
             _ => {}
         }
     }
+}
 
-    /// `onEvent` gets the close the core just answered, if any, before the state it led to.
-    fn report_close(&self) {
-        let report = self
-            .driver
-            .update(|core, _| core.take_close_report())
-            .flatten();
-        let (Some(report), true) = (report, self.app.wants_events()) else {
-            return;
-        };
-        let event = JsObject::new()
-            .set("type", "close")
-            .set("code", f64::from(report.code))
-            .set("class", report.class.as_str())
-            .set("next", report.next.as_str())
-            .set("delayMs", report.delay_ms as f64)
-            .build();
-        self.app.event(&event);
+impl TranscriberHost for Shared {
+    fn transcriber_io(&self) -> Option<&TranscriberIo> {
+        Some(&self.io)
+    }
+
+    fn weak_host(&self) -> Weak<dyn TranscriberHost> {
+        self.this.clone()
+    }
+
+    fn transcriber_input(&self, pump: bool, input: &mut dyn FnMut(&mut Transcriber, Millis)) {
+        match (pump, self.this.upgrade()) {
+            (true, Some(this)) => {
+                driver::input(&this, |core, now| input(core, now));
+            }
+            _ => {
+                self.driver.update(|core, now| input(core, now));
+            }
+        }
+    }
+
+    fn read_transcriber(&self, read: &mut dyn FnMut(&Transcriber)) {
+        self.driver.read(|core| read(core));
+    }
+
+    fn is_disposed(&self) -> bool {
+        self.driver.is_disposed()
+    }
+
+    fn report_error(&self, error: &JsValue) {
+        self.app.error(error);
+    }
+}
+
+impl Shared {
+    /// Detaches for good, at once (R4): releases the microphone, then the core's `dispose`
+    /// (`stop_recording` if connected, close) is performed and the timer cleared. Idempotent.
+    fn dispose(self: &Rc<Self>) {
+        self.io.release_microphone();
+        driver::dispose(self, |core, now| core.dispose(now));
     }
 
     /// `onEvent` gets the provider's end-of-turn guess, or its withdrawal, for `utterance`.
@@ -564,7 +385,7 @@ impl Shared {
 
     fn meta(&self, utterance: u64) -> JsValue {
         JsObject::new()
-            .set("sessionId", self.io.borrow().session_id.clone())
+            .set("sessionId", self.io.session_id())
             .set("utterance", utterance as f64)
             .build()
     }

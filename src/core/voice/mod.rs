@@ -23,6 +23,7 @@ pub mod heard;
 mod output;
 pub mod pcm;
 pub mod playback;
+pub mod session;
 mod tts;
 mod turn;
 

@@ -1,19 +1,29 @@
 //! Calling a route and following what it does: a fresh signal per attempt, the hostile-object-safe
 //! `glue.watch`, and each report handed to the ladder (T3, T4, T6, T12, T15).
 
-use super::*;
+use super::attempts::{AttemptIo, TurnIo};
+use super::ladder_io::{history_js, input, read, LadderHost, LadderIo};
+use super::{new_abort_controller, CHUNK, END, REJECTED, RESOLVED};
+use crate::core::turn::history::Exchange;
+use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
+use crate::core::turn::AttemptId;
+use crate::web::glue;
+use crate::web::report::{failure_from_code, Answer, TurnStrings};
+use js_sys::JsString;
+use wasm_bindgen::prelude::*;
 
-impl Shared {
+impl LadderIo {
     /// Calls the route with a fresh signal of its own, which the turn's end aborts too (T4), and
     /// watches its outcome.
     pub(super) fn start_attempt(
-        self: &Rc<Self>,
+        &self,
+        host: &dyn LadderHost,
         request_id: AttemptId,
         route: usize,
         history: Option<Vec<Exchange>>,
     ) {
         // Queued before a re-entrant interrupt, deadline or dispose? Then the route is not called.
-        let still_running = self.ladder(|ladder| {
+        let still_running = read(host, |ladder| {
             ladder.turn(request_id.turn_id()).is_some_and(|record| {
                 record.status == TurnStatus::Running
                     && record
@@ -25,16 +35,25 @@ impl Shared {
                         })
             })
         });
-        if !still_running || self.driver.is_disposed() {
+        if !still_running || host.is_disposed() {
             return;
         }
-        let history = history.map_or(JsValue::UNDEFINED, |exchanges| {
-            let messages = Array::new();
-            for exchange in &exchanges {
-                glue::push_exchange(&messages, &exchange.user, &exchange.assistant);
+        // A host that did not hold the turn's strings when it started (a session, whose turns
+        // start inside its machine): decoded once, from the record.
+        if !self.holds_turn(request_id.turn_id()) {
+            let turn_id = request_id.turn_id();
+            let decoded = read(host, |ladder| {
+                ladder.turn(turn_id).map(TurnStrings::decoded)
+            });
+            if let Some(strings) = decoded {
+                let turn = TurnIo {
+                    strings,
+                    live: Vec::new(),
+                };
+                self.io.borrow_mut().turns.insert(turn_id.to_owned(), turn);
             }
-            messages.into()
-        });
+        }
+        let history = history_js(history);
         let attempt_abort = new_abort_controller();
         let (request, id) = {
             let mut io = self.io.borrow_mut();
@@ -65,18 +84,18 @@ impl Shared {
             (request, id)
         };
         let Some(js_route) = self.routes.get(route) else {
-            self.on_attempt_report(id, REJECTED, &JsValue::UNDEFINED);
+            self.on_attempt_report(host, id, REJECTED, &JsValue::UNDEFINED);
             return;
         };
         match js_route.generate.call1(&js_route.object, &request) {
             Err(error) => {
-                self.on_attempt_report(id, REJECTED, &error);
+                self.on_attempt_report(host, id, REJECTED, &error);
             }
             // `watch` never throws: a hostile result (a throwing `then` or `getReader` getter)
             // comes back through `report` as a rejection.
             Ok(value) => {
                 if !glue::watch(&value, id, &self.report_attempt) {
-                    self.on_attempt_report(id, RESOLVED, &value);
+                    self.on_attempt_report(host, id, RESOLVED, &value);
                 }
             }
         }
@@ -94,7 +113,13 @@ impl Shared {
 
     /// Hands what a route did to the ladder and pumps. For a chunk, answers whether the stream
     /// is still wanted; a stream that is not is forgotten at once (its reader stops).
-    pub(super) fn on_attempt_report(self: &Rc<Self>, id: u32, kind: u8, value: &JsValue) -> bool {
+    pub(super) fn on_attempt_report(
+        &self,
+        host: &dyn LadderHost,
+        id: u32,
+        kind: u8,
+        value: &JsValue,
+    ) -> bool {
         let attempt = {
             let io = self.io.borrow();
             io.attempts
@@ -111,13 +136,13 @@ impl Shared {
                 .and_then(JsValue::as_string)
             {
                 Some(chunk) => {
-                    driver::input(self, |ladder, now| {
+                    input(host, |ladder, now| {
                         ladder.on_attempt_chunk(&request_id, &chunk, now)
                     });
                 }
                 None => {
                     self.io.borrow_mut().forget_attempt(id);
-                    driver::input(self, |ladder, now| {
+                    input(host, |ladder, now| {
                         ladder.on_attempt_result(&request_id, Err(Failure::NoText), now)
                     });
                     return false;
@@ -138,9 +163,7 @@ impl Shared {
         }
         self.io.borrow_mut().forget_attempt(id);
         match kind {
-            END => {
-                driver::input(self, |ladder, now| ladder.on_stream_end(&request_id, now));
-            }
+            END => input(host, |ladder, now| ladder.on_stream_end(&request_id, now)),
             RESOLVED => {
                 let bounded = self.bounded_text(value);
                 let outcome = bounded
@@ -157,13 +180,13 @@ impl Shared {
                         });
                     }
                 }
-                driver::input(self, |ladder, now| {
+                input(host, |ladder, now| {
                     ladder.on_attempt_result(&request_id, outcome, now)
                 });
             }
             _ => {
                 let failure = failure_from_code(glue::classify_error(value));
-                driver::input(self, |ladder, now| {
+                input(host, |ladder, now| {
                     ladder.on_attempt_result(&request_id, Err(failure), now)
                 });
             }

@@ -3,6 +3,7 @@
 //! said or what the agent answered, never a credential or a header (T14).
 
 use super::Shared;
+use crate::core::stt::transcriber::{State, Transcriber};
 use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
 use crate::web::callbacks::Args;
@@ -22,9 +23,11 @@ fn index(index: usize) -> f64 {
 }
 
 impl Shared {
-    /// Sends one event to `options.onEvent`.
+    /// Sends one event to `options.onEvent` (none once the session was freed).
     pub(super) fn emit(&self, event: JsObject) {
-        self.app.event(&event.build());
+        if !self.driver.is_disposed() {
+            self.app.event(&event.build());
+        }
     }
 
     /// A core event: to `onEvent` without its text; a queued sentence's text to `onSpeech`.
@@ -132,16 +135,19 @@ impl Shared {
     }
 
     /// The transcriber's state, with its counters at that moment.
-    pub(super) fn emit_transcriber_state(&self, state: &JsValue) {
-        let mut object = event(self, "transcriber_state").set("state", state.clone());
-        if let Some(transcriber) = &self.transcriber {
-            let stats = transcriber.stats();
-            for key in ["provisions", "connections", "framesDropped"] {
-                let value = Reflect::get(&stats, &JsValue::from_str(key)).unwrap_or_default();
-                object = object.set(key, value);
-            }
-        }
-        self.emit(object);
+    pub(super) fn emit_transcriber_state(&self, state: State) {
+        let stats = self
+            .driver
+            .read(|core| core.transcriber().map(Transcriber::stats))
+            .flatten()
+            .unwrap_or_default();
+        self.emit(
+            event(self, "transcriber_state")
+                .set("state", state.as_str())
+                .set("provisions", stats.provisions as f64)
+                .set("connections", stats.connections as f64)
+                .set("framesDropped", stats.frames_dropped as f64),
+        );
     }
 
     /// A transcriber error, as its code, terminality, HTTP status and dropped frames.
@@ -160,14 +166,11 @@ impl Shared {
         self.emit(object);
     }
 
-    /// The app's `provision()` settled: `ok`, or the `status` its error carried.
-    pub(super) fn emit_provisioned(&self, outcome: Result<(), &JsValue>) {
-        let mut object = event(self, "provision_finished").set("ok", outcome.is_ok());
-        if let Err(error) = outcome {
-            let status = Reflect::get(error, &JsValue::from_str("status")).unwrap_or_default();
-            if let Some(status) = status.as_f64() {
-                object = object.set("status", status);
-            }
+    /// The app's `provision()` settled: `ok`, or the HTTP `status` its error carried.
+    pub(super) fn emit_provisioned(&self, failure: Option<u16>) {
+        let mut object = event(self, "provision_finished").set("ok", failure.is_none());
+        if let Some(status) = failure.filter(|&status| status > 0) {
+            object = object.set("status", f64::from(status));
         }
         self.emit(object);
     }

@@ -1,14 +1,21 @@
 //! `new VoiceSession(options)`: the options, checked, with errors that name the field where the
-//! app wrote it (`options.controller.turnDeadlineMs`, `options.bargeIn.minPartialChars`).
+//! app wrote it (`options.controller.turnDeadlineMs`, `options.transcriber.bufferMs`,
+//! `options.bargeIn.minPartialChars`). The `controller` and `transcriber` options are read by the
+//! same code as `TurnController`'s and `LiveTranscriber`'s, on a copy holding the session's own
+//! values where the session decides.
 
+use crate::core::stt::transcriber::TranscriberConfig;
+use crate::core::turn::TurnConfig;
 use crate::core::voice::VoiceConfig;
+use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::player::audio_options;
-use js_sys::{Function, Object};
+use crate::web::transcriber::options::{parse_options, ParsedOptions};
+use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use web_sys::{AudioContext, AudioNode};
 
-/// The app's callbacks.
+/// The app's callbacks (`onError` and `onEvent` go to the session's `AppCallbacks`).
 pub(crate) struct SessionCallbacks {
     pub(crate) synthesize: Function,
     pub(crate) on_state_change: Option<Function>,
@@ -19,19 +26,39 @@ pub(crate) struct SessionCallbacks {
     pub(crate) on_event: Option<Function>,
     pub(crate) on_speech: Option<Function>,
     pub(crate) on_heard: Option<Function>,
+    /// `options.controller.onEvent`: served before `onEvent`, with the same event object.
+    pub(crate) controller_on_event: Option<Function>,
+    /// `options.transcriber.onEvent`: the transcriber's own events (its closes, turn hints).
+    pub(crate) transcriber_on_event: Option<Function>,
+}
+
+/// The transcriber's part of the options: its core's config, `provision`, the worklet's URL.
+pub(crate) struct TranscriberOptions {
+    pub(crate) config: TranscriberConfig,
+    pub(crate) provision: Function,
+    pub(crate) worklet: Option<String>,
 }
 
 pub(crate) struct SessionOptions {
     pub(crate) config: VoiceConfig,
     pub(crate) callbacks: SessionCallbacks,
-    pub(crate) routes: JsValue,
-    /// `options.controller` copied: the session adds its own callbacks to the copy.
-    pub(crate) controller: Object,
-    /// `options.transcriber` copied, with `provision`; `None` without `provision` (typed input).
-    pub(crate) transcriber: Option<Object>,
+    pub(crate) routes: Vec<JsRoute>,
+    pub(crate) turns: TurnConfig,
+    /// `None` without `provision` (typed input only).
+    pub(crate) transcriber: Option<TranscriberOptions>,
     pub(crate) audio_context: Option<AudioContext>,
     pub(crate) destination: Option<AudioNode>,
 }
+
+/// The transcriber's callbacks the session answers itself: the app's values for them (which
+/// `options.transcriber` may carry, copied from a `LiveTranscriber`'s) are not read.
+const SESSION_TRANSCRIBER_CALLBACKS: [&str; 5] = [
+    "onPartial",
+    "onFinal",
+    "onSpeechStart",
+    "onStateChange",
+    "onError",
+];
 
 pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions, JsValue> {
     let fields = Fields::of(options, "options")?;
@@ -39,7 +66,7 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     if recovery_text.trim().is_empty() {
         return Err(range_error("options.recoveryText must not be blank"));
     }
-    let callbacks = SessionCallbacks {
+    let mut callbacks = SessionCallbacks {
         synthesize: fields.function("synthesize")?,
         on_state_change: fields.optional_function("onStateChange")?,
         on_caption: fields.optional_function("onCaption")?,
@@ -49,6 +76,8 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         on_event: fields.optional_function("onEvent")?,
         on_speech: fields.optional_function("onSpeech")?,
         on_heard: fields.optional_function("onHeard")?,
+        controller_on_event: None,
+        transcriber_on_event: None,
     };
     let mut config = VoiceConfig::new(recovery_text);
     config.session_id = Some(super::id::session_id(&fields)?);
@@ -64,20 +93,58 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     let controller = copy_object(&fields, "controller")?;
     let provision = fields.optional_function("provision")?;
     let transcriber = copy_object(&fields, "transcriber")?;
-    let transcriber = provision.map(|provision| {
-        let _ = js_sys::Reflect::set(&transcriber, &"provision".into(), &provision);
-        transcriber
-    });
     let (audio_context, destination) = audio_options(&fields)?;
+
+    // The ladder: `options.routes` and `options.controller`, with the session's recovery text.
+    let routes = parse_routes(&fields.get("routes")?).map_err(|e| renamed(e, "controller"))?;
+    set(
+        &controller,
+        "recoveryText",
+        &JsValue::from_str(&config.recovery_text),
+    );
+    let controller_fields = Fields::of(&controller, "options")?;
+    let mut turns = parse_config(&controller_fields, &routes)
+        .and_then(|turns| {
+            callbacks.controller_on_event = controller_fields.optional_function("onEvent")?;
+            Ok(turns)
+        })
+        .map_err(|e| renamed(e, "controller"))?;
+    // No one listens: the ladder makes no events, rather than making them for nobody.
+    turns.emit_events = callbacks.on_event.is_some() || callbacks.controller_on_event.is_some();
+
+    let transcriber = match provision {
+        Some(provision) => {
+            for key in SESSION_TRANSCRIBER_CALLBACKS {
+                set(&transcriber, key, &JsValue::UNDEFINED);
+            }
+            set(&transcriber, "provision", &provision);
+            let ParsedOptions {
+                config,
+                callbacks: transcriber_callbacks,
+                worklet,
+            } = parse_options(&transcriber).map_err(|e| renamed(e, "transcriber"))?;
+            callbacks.transcriber_on_event = transcriber_callbacks.on_event;
+            Some(TranscriberOptions {
+                config,
+                provision,
+                worklet,
+            })
+        }
+        None => None,
+    };
     Ok(SessionOptions {
         config,
         callbacks,
-        routes: fields.get("routes")?,
-        controller,
+        routes: routes.into_iter().map(|(route, _)| route).collect(),
+        turns,
         transcriber,
         audio_context,
         destination,
     })
+}
+
+fn set(object: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(object, &JsValue::from_str(key), value);
 }
 
 /// A shallow copy of the optional object `options.<key>` (an empty object when absent).
@@ -92,10 +159,10 @@ fn copy_object(fields: &Fields<'_>, key: &str) -> Result<Object, JsValue> {
     Ok(Object::assign(&Object::new(), value.unchecked_ref()))
 }
 
-/// An error of a nested class's constructor, renamed to where the app wrote the field:
+/// An error of the options of a part, renamed to where the app wrote the field:
 /// `options.x` → `options.<key>.x`, and `routes…` → `options.routes…`.
-pub(crate) fn renamed(error: JsValue, key: &str) -> JsValue {
-    let message = js_sys::Reflect::get(&error, &JsValue::from_str("message"))
+fn renamed(error: JsValue, key: &str) -> JsValue {
+    let message = Reflect::get(&error, &JsValue::from_str("message"))
         .ok()
         .and_then(|message| message.as_string());
     let Some(message) = message else {

@@ -2,18 +2,35 @@
 //! sentence, the recovery audio decoded once and kept, and the engine's playback events back to
 //! the core.
 
-use super::{Job, Shared};
-use crate::core::voice::VoiceCore;
+use super::Shared;
 use crate::web::audio::PlayerEvent;
 use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::callbacks::Args;
-use crate::web::driver;
 use crate::web::js_object::JsObject;
 use js_sys::{ArrayBuffer, Promise};
+use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AudioBuffer, DomException};
+
+/// One `synthesize` call: its abort, and its audio once it came.
+struct Job {
+    abort: AbortController,
+    audio: Option<JsValue>,
+}
+
+/// The speech path's browser resources.
+#[derive(Default)]
+pub(super) struct SpeechIo {
+    jobs: FxHashMap<u64, Job>,
+    /// The engine's sequence number of each job's chunk, for what played of it.
+    pub(super) chunks: FxHashMap<u64, u64>,
+    /// The recovery text's decoded audio: synthesized once per session.
+    recovery_audio: Option<AudioBuffer>,
+    /// The `synthesize` signal of each job whose audio stream still arrives.
+    streams: FxHashMap<u64, AbortController>,
+}
 
 impl Shared {
     pub(super) fn synthesize(self: &Rc<Self>, job: u64, turn_id: &str, text: &str, recovery: bool) {
@@ -23,7 +40,7 @@ impl Shared {
             .set("turnId", turn_id)
             .set("signal", abort_controller.signal())
             .build();
-        self.io.borrow_mut().jobs.insert(
+        self.speech.borrow_mut().jobs.insert(
             job,
             Job {
                 abort: abort_controller,
@@ -54,7 +71,7 @@ impl Shared {
             };
             let ok = match audio {
                 Ok(audio) if is_audio(&audio) => {
-                    let mut io = shared.io.borrow_mut();
+                    let mut io = shared.speech.borrow_mut();
                     if !io.jobs.contains_key(&job) {
                         return; // aborted: its audio never plays
                     }
@@ -67,13 +84,13 @@ impl Shared {
                     true
                 }
                 _ => {
-                    if shared.io.borrow_mut().jobs.remove(&job).is_none() {
+                    if shared.speech.borrow_mut().jobs.remove(&job).is_none() {
                         return;
                     }
                     false
                 }
             };
-            driver::input(&shared, |core, now| core.on_synthesized(job, ok, now));
+            shared.voice_input(|voice, now| voice.on_synthesized(job, ok, now));
         });
     }
 
@@ -82,7 +99,7 @@ impl Shared {
         if StreamSpec::is_descriptor(&audio) {
             // Replayed whole, so read to its end once (the stream can be read only once).
             let spec = StreamSpec::parse(&audio, "synthesize result")?;
-            let idle = self.driver.read(VoiceCore::tts_timeout_ms).unwrap_or(8000);
+            let idle = self.tts_timeout_ms();
             return collect(self.engine.context(), spec, idle)
                 .await
                 .map(JsValue::from);
@@ -98,7 +115,7 @@ impl Shared {
 
     pub(super) fn play(self: &Rc<Self>, job: u64, turn_id: &str, recovery: bool) {
         let audio = {
-            let mut io = self.io.borrow_mut();
+            let mut io = self.speech.borrow_mut();
             let own = io.jobs.remove(&job).and_then(|live| {
                 let is_stream = live.audio.as_ref().is_some_and(StreamSpec::is_descriptor);
                 if is_stream {
@@ -120,7 +137,7 @@ impl Shared {
         let is_stream = stream.is_some();
         let seq = match (stream, audio) {
             (Some(spec), _) => {
-                let idle = self.driver.read(VoiceCore::tts_timeout_ms).unwrap_or(8000);
+                let idle = self.tts_timeout_ms();
                 self.engine.enqueue_stream(turn_id, spec, idle)
             }
             (None, Some(audio)) => match audio.dyn_into::<AudioBuffer>() {
@@ -141,22 +158,21 @@ impl Shared {
         };
         match seq {
             Some(seq) => {
-                self.io.borrow_mut().chunks.insert(job, seq);
+                self.speech.borrow_mut().chunks.insert(job, seq);
                 if is_stream {
-                    self.driver.update(|core, _| core.on_stream_opened(job));
+                    self.voice_update(|voice, _| voice.on_stream_opened(job));
                 }
             }
             None => {
                 self.release_stream(job);
-                self.driver
-                    .update(|core, now| core.on_play_failed(job, now));
+                self.voice_update(|voice, now| voice.on_play_failed(job, now));
             }
         }
     }
 
     pub(super) fn on_player_event(self: &Rc<Self>, event: PlayerEvent) {
         let job_of = |seq: u64| {
-            let io = self.io.borrow();
+            let io = self.speech.borrow();
             io.chunks
                 .iter()
                 .find(|(_, chunk)| **chunk == seq)
@@ -165,30 +181,30 @@ impl Shared {
         match event {
             PlayerEvent::Start(turn_id) => {
                 self.emit_playback_started(&turn_id);
-                driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
+                self.voice_input(|voice, now| voice.on_playback_started(&turn_id, now));
             }
             PlayerEvent::Resumed(turn_id) => {
-                driver::input(self, |core, now| core.on_playback_started(&turn_id, now));
+                self.voice_input(|voice, now| voice.on_playback_started(&turn_id, now));
             }
             PlayerEvent::ChunkEnded(seq, seconds) => {
                 if let Some(job) = job_of(seq) {
-                    self.io.borrow_mut().chunks.remove(&job);
-                    self.io.borrow_mut().streams.remove(&job);
-                    driver::input(self, |core, now| {
-                        core.on_audio_measured(job, seconds * 1000.0);
-                        core.on_chunk_ended(job, now);
+                    self.speech.borrow_mut().chunks.remove(&job);
+                    self.speech.borrow_mut().streams.remove(&job);
+                    self.voice_input(|voice, now| {
+                        voice.on_audio_measured(job, seconds * 1000.0);
+                        voice.on_chunk_ended(job, now);
                     });
                 }
             }
             PlayerEvent::ChunkStarted(seq, lead_ms) => {
                 if let Some(job) = job_of(seq) {
-                    driver::input(self, |core, _| core.on_sentence_audio(job, lead_ms));
+                    self.voice_input(|voice, _| voice.on_sentence_audio(job, lead_ms));
                 }
             }
             PlayerEvent::StreamClosed(seq) => {
                 if let Some(job) = job_of(seq) {
-                    self.io.borrow_mut().streams.remove(&job);
-                    driver::input(self, |core, _| core.on_stream_closed(job));
+                    self.speech.borrow_mut().streams.remove(&job);
+                    self.voice_input(|voice, _| voice.on_stream_closed(job));
                 }
             }
             PlayerEvent::ChunkFailed {
@@ -199,21 +215,20 @@ impl Shared {
                 if let Some(job) = job_of(seq) {
                     // What was scheduled plays out: its end must still find the job.
                     if !plays_out {
-                        self.io.borrow_mut().chunks.remove(&job);
+                        self.speech.borrow_mut().chunks.remove(&job);
                     }
                     if self.release_stream(job) {
-                        driver::input(self, |core, now| core.on_stream_failed(job, stalled, now));
+                        self.voice_input(|voice, now| voice.on_stream_failed(job, stalled, now));
                     } else {
-                        driver::input(self, |core, now| core.on_play_failed(job, now));
+                        self.voice_input(|voice, now| voice.on_play_failed(job, now));
                     }
                 }
             }
             PlayerEvent::Underrun(turn_id, gap_ms) => self.emit_underrun(&turn_id, gap_ms),
-            PlayerEvent::NeedsGesture => self.call(
-                "onNeedsGesture",
-                &self.callbacks.on_needs_gesture,
-                Args::None,
-            ),
+            PlayerEvent::NeedsGesture => {
+                let callback = &self.callbacks.on_needs_gesture;
+                self.call("onNeedsGesture", callback, Args::None, None);
+            }
             PlayerEvent::End(turn_id, heard_ms) => {
                 if !self.stopping.get() {
                     self.emit_playback_ended(&turn_id, heard_ms, None);
@@ -224,9 +239,47 @@ impl Shared {
 }
 
 impl Shared {
+    /// How long a `synthesize` (or a stream between two of its reads) may bring nothing.
+    fn tts_timeout_ms(&self) -> u64 {
+        self.driver
+            .read(|core| core.voice().tts_timeout_ms())
+            .unwrap_or(8000)
+    }
+
+    /// Aborts a synthesis still in flight and forgets its result.
+    pub(super) fn abort_synthesis(&self, job: u64) {
+        let aborted = self.speech.borrow_mut().jobs.remove(&job);
+        if let Some(aborted) = aborted {
+            abort(&aborted.abort);
+        }
+    }
+
+    /// Aborts every synthesis in flight (the session stops).
+    pub(super) fn abort_all_synthesis(&self) {
+        let jobs: Vec<Job> = self
+            .speech
+            .borrow_mut()
+            .jobs
+            .drain()
+            .map(|(_, job)| job)
+            .collect();
+        for job in jobs {
+            abort(&job.abort);
+        }
+    }
+
+    /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
+    pub(super) fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
+        self.stopping.set(true);
+        let stopped = self.engine.stop();
+        self.stopping.set(false);
+        self.emit_stopped(&stopped);
+        stopped
+    }
+
     /// Aborts the signal of a stream job that is still arriving; true if it was one.
     pub(super) fn release_stream(&self, job: u64) -> bool {
-        let aborted = self.io.borrow_mut().streams.remove(&job);
+        let aborted = self.speech.borrow_mut().streams.remove(&job);
         match aborted {
             Some(controller) => {
                 abort(&controller);
@@ -239,7 +292,7 @@ impl Shared {
     /// Aborts every stream still arriving (a stop or a barge-in).
     pub(super) fn release_streams(&self) {
         let all: Vec<AbortController> = self
-            .io
+            .speech
             .borrow_mut()
             .streams
             .drain()

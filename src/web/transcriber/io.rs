@@ -1,17 +1,258 @@
-//! The transcriber's I/O: `provision()` calls (guarded, abortable, one current at a time) and the
-//! WebSocket (one current socket; events of any other are ignored). Each result goes to the core
-//! through the driver.
+//! The transcriber's I/O, shared by `LiveTranscriber` and `VoiceSession`: `provision()` calls
+//! (guarded, abortable, one current at a time) and the WebSocket (one current socket; events of
+//! any other are ignored). Each result goes to the core through its host, the class that owns the
+//! machine the transcriber is (or is part of).
 
+use super::errors::{aborted, dom_error, error_to_js};
 use super::provision::{self, Provisioned};
 use super::socket::{Socket, SocketEvent};
-use super::Shared;
-use crate::web::driver;
-use std::rc::Rc;
+use crate::core::stt::transcriber::{Action, State, Transcriber, TranscriberError};
+use crate::core::time::Millis;
+use crate::web::js_object::JsObject;
+use crate::web::microphone::Capture;
+use js_sys::{Function, Promise};
+use std::cell::RefCell;
+use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
-impl Shared {
-    pub(super) fn provision(self: &Rc<Self>) {
+/// The class a transcriber runs in: it owns the core and its driver.
+pub(crate) trait TranscriberHost {
+    /// The transcriber's I/O (`None`: a session that takes typed input only).
+    fn transcriber_io(&self) -> Option<&TranscriberIo>;
+    /// The host, held weakly by callbacks that come later (a socket event, a settled provision).
+    fn weak_host(&self) -> Weak<dyn TranscriberHost>;
+    /// Feeds the transcriber one input at the current time; with `pump`, performs what it
+    /// queued (without: the running pump will).
+    fn transcriber_input(&self, pump: bool, input: &mut dyn FnMut(&mut Transcriber, Millis));
+    /// Reads the transcriber.
+    fn read_transcriber(&self, read: &mut dyn FnMut(&Transcriber));
+    fn is_disposed(&self) -> bool;
+    /// A `provision()` call settled: `None` when it gave a session, else the HTTP status of its
+    /// failure (0 for none).
+    fn provision_settled(&self, _failure: Option<u16>) {}
+    /// An error that is not the core's (the capture worklet could not load).
+    fn report_error(&self, error: &JsValue);
+}
+
+/// Feeds the transcriber one input and performs what it queued.
+pub(crate) fn input(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
+    let mut input = Some(input);
+    host.transcriber_input(true, &mut |stt, now| {
+        if let Some(input) = input.take() {
+            input(stt, now);
+        }
+    });
+}
+
+/// Reads the transcriber: `None` when it is out of reach.
+pub(crate) fn read<R>(
+    host: &dyn TranscriberHost,
+    read: impl FnOnce(&Transcriber) -> R,
+) -> Option<R> {
+    let (mut read, mut out) = (Some(read), None);
+    host.read_transcriber(&mut |stt| {
+        if let Some(read) = read.take() {
+            out = Some(read(stt));
+        }
+    });
+    out
+}
+
+/// The transcriber's state; `Stopped` when out of reach.
+pub(crate) fn state(host: &dyn TranscriberHost) -> State {
+    read(host, Transcriber::state).unwrap_or(State::Stopped)
+}
+
+/// Browser resources and waiting promises.
+#[derive(Default)]
+pub(super) struct Io {
+    /// The current socket; events of any other are ignored.
+    pub(super) socket: Option<Socket>,
+    pub(super) socket_id: u32,
+    /// The `provision()` call whose result counts, and its abort.
+    pub(super) provision_id: u32,
+    pub(super) provision_abort: Option<AbortController>,
+    /// `id` of the current session, as `provision()` gave it.
+    pub(super) session_id: JsValue,
+    /// The socket's subprotocols, as `provision()` gave them.
+    pub(super) protocols: JsValue,
+    pub(super) capture: Option<Capture>,
+    pub(super) capture_id: u32,
+    /// `start()` promises: resolved at the first `open`, rejected at `stopped`/`failed`.
+    pub(super) start_waiters: Vec<(Function, Function)>,
+    /// `stop()` promises: resolved at `stopped`/`failed`.
+    pub(super) stop_waiters: Vec<Function>,
+    /// The terminal error, once failed.
+    pub(super) failure: JsValue,
+}
+
+/// What a transcriber needs besides its core: the app's `provision`, the capture settings and
+/// the browser resources.
+pub(crate) struct TranscriberIo {
+    provision: Function,
+    pub(super) sample_rate: u32,
+    /// Longest server text message read, in UTF-8 bytes (checked before any copy into wasm).
+    max_message_bytes: f64,
+    /// `workletUrl`: where `attachMicrophone` loads its worklet unless told otherwise.
+    worklet: Option<String>,
+    pub(super) io: RefCell<Io>,
+}
+
+impl TranscriberIo {
+    pub(crate) fn new(
+        provision: Function,
+        sample_rate: u32,
+        max_message_bytes: u64,
+        worklet: Option<String>,
+    ) -> Self {
+        TranscriberIo {
+            provision,
+            sample_rate,
+            max_message_bytes: max_message_bytes as f64,
+            worklet,
+            io: RefCell::new(Io::default()),
+        }
+    }
+
+    /// Performs the core's I/O actions, checked against its state right before they are done (a
+    /// re-entrant stop/free from a callback may have come after they were queued). Every other
+    /// action is given back: it is the host's to report.
+    pub(crate) fn perform(&self, host: &dyn TranscriberHost, action: Action) -> Option<Action> {
+        match action {
+            Action::Provision => {
+                if state(host) == State::Provisioning {
+                    self.provision(host);
+                }
+            }
+            Action::CancelProvision => self.abort_provision(),
+            Action::Connect(url) => {
+                if state(host) == State::Connecting {
+                    self.connect(host, &url);
+                }
+            }
+            Action::SendBinary(bytes) => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    socket.send_bytes(&bytes);
+                }
+            }
+            Action::SendText(text) => {
+                if let Some(socket) = self.io.borrow().socket.as_ref() {
+                    socket.send_text(&text);
+                }
+            }
+            Action::Close => self.close_socket(),
+            other => return Some(other),
+        }
+        None
+    }
+
+    /// `workletUrl`, the default of `attachMicrophone`'s.
+    pub(crate) fn worklet_url(&self) -> Option<&str> {
+        self.worklet.as_deref()
+    }
+
+    /// The `id` of the current session, as `provision()` gave it.
+    pub(crate) fn session_id(&self) -> JsValue {
+        self.io.borrow().session_id.clone()
+    }
+
+    /// `start()`: resolves once the socket first opens; rejects with the terminal error if the
+    /// transcriber fails first, or an `AbortError` if it is stopped first. `start_core` feeds
+    /// the start (the host's own input: a session also starts its voice core).
+    pub(crate) fn start(&self, host: &dyn TranscriberHost, start_core: impl FnOnce()) -> Promise {
+        match state(host) {
+            State::Open => Promise::resolve(&JsValue::UNDEFINED),
+            State::Failed => Promise::reject(&self.io.borrow().failure),
+            State::Stopped => Promise::reject(&dom_error(
+                "InvalidStateError",
+                "the transcriber has stopped; create a new one",
+            )),
+            _ => {
+                let promise = Promise::new(&mut |resolve, reject| {
+                    self.io.borrow_mut().start_waiters.push((resolve, reject));
+                });
+                start_core();
+                promise
+            }
+        }
+    }
+
+    /// A promise of the transcriber's end (`stopped` or `failed`); resolved at once when over.
+    pub(crate) fn until_stopped(&self, host: &dyn TranscriberHost) -> Promise {
+        if state(host).is_terminal() {
+            return Promise::resolve(&JsValue::UNDEFINED);
+        }
+        Promise::new(&mut |resolve, _reject| {
+            self.io.borrow_mut().stop_waiters.push(resolve);
+        })
+    }
+
+    /// What a state change means for the waiting promises and the resources: `start()`
+    /// resolves at `open`; at the end the microphone and a pending `provision()` are released,
+    /// `start()` rejects and `stop()` resolves.
+    pub(crate) fn state_changed(&self, state: State) {
+        match state {
+            State::Open => {
+                let waiters = std::mem::take(&mut self.io.borrow_mut().start_waiters);
+                for (resolve, _) in waiters {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            }
+            State::Stopped | State::Failed => {
+                self.release_microphone();
+                self.abort_provision();
+                let (starts, stops, failure) = {
+                    let mut io = self.io.borrow_mut();
+                    let starts = std::mem::take(&mut io.start_waiters);
+                    (
+                        starts,
+                        std::mem::take(&mut io.stop_waiters),
+                        io.failure.clone(),
+                    )
+                };
+                let reason = if state == State::Failed {
+                    failure
+                } else {
+                    aborted()
+                };
+                for (_, reject) in starts {
+                    let _ = reject.call1(&JsValue::UNDEFINED, &reason);
+                }
+                for resolve in stops {
+                    let _ = resolve.call0(&JsValue::UNDEFINED);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The error as `onError` gets it; a terminal one is kept for `start()` to reject with.
+    pub(crate) fn error_js(&self, error: &TranscriberError) -> JsValue {
+        let error_js = error_to_js(error);
+        if error.is_terminal() {
+            self.io.borrow_mut().failure = error_js.clone();
+        }
+        error_js
+    }
+
+    /// The close the core just answered, as an `onEvent` event (taken: reported once).
+    pub(crate) fn close_event(host: &dyn TranscriberHost) -> Option<JsValue> {
+        let mut report = None;
+        host.transcriber_input(false, &mut |stt, _| report = stt.take_close_report());
+        let report = report?;
+        Some(
+            JsObject::new()
+                .set("type", "close")
+                .set("code", f64::from(report.code))
+                .set("class", report.class.as_str())
+                .set("next", report.next.as_str())
+                .set("delayMs", report.delay_ms as f64)
+                .build(),
+        )
+    }
+
+    fn provision(&self, host: &dyn TranscriberHost) {
         let id = {
             let mut io = self.io.borrow_mut();
             io.provision_id = io.provision_id.wrapping_add(1);
@@ -22,28 +263,32 @@ impl Shared {
         let signal = abort
             .as_ref()
             .map_or(JsValue::UNDEFINED, |abort| abort.signal().into());
-        let reason = self
-            .driver
-            .read(|core| core.provision_reason().as_str())
-            .unwrap_or("start");
+        let reason = read(host, |stt| stt.provision_reason().as_str()).unwrap_or("start");
         // The app's code runs here: no borrow is held.
-        let settled = provision::call(&self.callbacks.provision, &signal, reason);
+        let settled = provision::call(&self.provision, &signal, reason);
         let current = self.io.borrow().provision_id == id;
         if current {
             self.io.borrow_mut().provision_abort = abort;
         } else if let Some(abort) = abort {
             abort.abort(); // stopped from inside provision()
         }
-        let weak = Rc::downgrade(self);
+        let weak = host.weak_host();
         wasm_bindgen_futures::spawn_local(async move {
             let outcome = provision::outcome(settled).await;
-            if let Some(shared) = weak.upgrade() {
-                shared.on_provision_settled(id, outcome);
+            if let Some(host) = weak.upgrade() {
+                if let Some(io) = host.transcriber_io() {
+                    io.on_provision_settled(&*host, id, outcome);
+                }
             }
         });
     }
 
-    fn on_provision_settled(self: &Rc<Self>, id: u32, outcome: Provisioned) {
+    fn on_provision_settled(&self, host: &dyn TranscriberHost, id: u32, outcome: Provisioned) {
+        // Every call the app's `provision()` settled is reported, whether its result still counts.
+        host.provision_settled(match &outcome {
+            Provisioned::Session { .. } => None,
+            Provisioned::Failed { status } => Some(*status),
+        });
         {
             let mut io = self.io.borrow_mut();
             if io.provision_id != id {
@@ -63,13 +308,13 @@ impl Shared {
                     .ok()
                     .and_then(|json| json.as_string())
                     .filter(|_| config.is_object());
-                driver::input(self, |core, now| {
-                    core.set_start_config(config);
-                    core.on_provisioned(&url, now)
+                input(host, |stt, now| {
+                    stt.set_start_config(config);
+                    stt.on_provisioned(&url, now)
                 });
             }
             Provisioned::Failed { status } => {
-                driver::input(self, |core, now| core.on_provision_failed(status, now));
+                input(host, |stt, now| stt.on_provision_failed(status, now));
             }
         }
     }
@@ -86,36 +331,36 @@ impl Shared {
         }
     }
 
-    pub(super) fn connect(self: &Rc<Self>, url: &str) {
+    fn connect(&self, host: &dyn TranscriberHost, url: &str) {
         self.close_socket();
         let id = {
             let mut io = self.io.borrow_mut();
             io.socket_id = io.socket_id.wrapping_add(1);
             io.socket_id
         };
-        let weak = Rc::downgrade(self);
+        let weak = host.weak_host();
         let protocols = self.io.borrow().protocols.clone();
         let socket = Socket::open(url, &protocols, self.max_message_bytes, move |event| {
-            if let Some(shared) = weak.upgrade() {
-                shared.on_socket_event(id, event);
+            if let Some(host) = weak.upgrade() {
+                if let Some(io) = host.transcriber_io() {
+                    io.on_socket_event(&*host, id, event);
+                }
             }
         });
         match socket {
             Some(socket) => self.io.borrow_mut().socket = Some(socket),
             // A URL the browser refuses. Inside a pump: what this queues is performed by the
             // running pump.
-            None => {
-                let _ = self.driver.update(|core, now| core.on_connect_error(now));
-            }
+            None => host.transcriber_input(false, &mut |stt, now| stt.on_connect_error(now)),
         }
     }
 
-    pub(super) fn close_socket(&self) {
+    fn close_socket(&self) {
         let socket = self.io.borrow_mut().socket.take();
         drop(socket); // closes it, outside the borrow
     }
 
-    fn on_socket_event(self: &Rc<Self>, id: u32, event: SocketEvent) {
+    fn on_socket_event(&self, host: &dyn TranscriberHost, id: u32, event: SocketEvent) {
         let closed = {
             let mut io = self.io.borrow_mut();
             if io.socket_id != id || io.socket.is_none() {
@@ -128,12 +373,12 @@ impl Shared {
         };
         // A closed socket's handlers are cleared now (this one finishes; its closure is freed after).
         drop(closed);
-        driver::input(self, |core, now| match &event {
-            SocketEvent::Open => core.on_open(now),
-            SocketEvent::Close(code) => core.on_close(*code, now),
-            SocketEvent::Oversize => core.on_oversize_message(now),
-            SocketEvent::Text(text) => core.on_text(text, now),
-            SocketEvent::Binary => core.on_binary_message(now),
+        input(host, |stt, now| match &event {
+            SocketEvent::Open => stt.on_open(now),
+            SocketEvent::Close(code) => stt.on_close(*code, now),
+            SocketEvent::Oversize => stt.on_oversize_message(now),
+            SocketEvent::Text(text) => stt.on_text(text, now),
+            SocketEvent::Binary => stt.on_binary_message(now),
         });
     }
 }

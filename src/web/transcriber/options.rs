@@ -10,14 +10,14 @@ use js_sys::Function;
 use wasm_bindgen::prelude::*;
 
 /// The app's callbacks (`onError` and `onEvent` go to the class's `AppCallbacks`).
-pub(super) struct Callbacks {
-    pub(super) provision: Function,
-    pub(super) on_partial: Option<Function>,
-    pub(super) on_final: Option<Function>,
-    pub(super) on_speech_start: Option<Function>,
-    pub(super) on_state_change: Option<Function>,
-    pub(super) on_error: Option<Function>,
-    pub(super) on_event: Option<Function>,
+pub(crate) struct Callbacks {
+    pub(crate) provision: Function,
+    pub(crate) on_partial: Option<Function>,
+    pub(crate) on_final: Option<Function>,
+    pub(crate) on_speech_start: Option<Function>,
+    pub(crate) on_state_change: Option<Function>,
+    pub(crate) on_error: Option<Function>,
+    pub(crate) on_event: Option<Function>,
 }
 
 const MAX_SAMPLE_RATE: u64 = 96_000;
@@ -25,13 +25,13 @@ const MIN_SAMPLE_RATE: u64 = 8_000;
 
 /// What the constructor takes: the core's config, the callbacks, and where `attachMicrophone`
 /// loads its worklet from unless told otherwise.
-pub(super) struct ParsedOptions {
-    pub(super) config: TranscriberConfig,
-    pub(super) callbacks: Callbacks,
-    pub(super) worklet: Option<String>,
+pub(crate) struct ParsedOptions {
+    pub(crate) config: TranscriberConfig,
+    pub(crate) callbacks: Callbacks,
+    pub(crate) worklet: Option<String>,
 }
 
-pub(super) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue> {
+pub(crate) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue> {
     let fields = Fields::of(options, "options")?;
     let callbacks = Callbacks {
         provision: fields.function("provision")?,
@@ -84,7 +84,7 @@ fn worklet_url(fields: &Fields<'_>) -> Result<Option<String>, JsValue> {
 /// `attachMicrophone(stream?, options?)` or `attachMicrophone(options)` with `options.stream`:
 /// the stream (`undefined` for the default microphone) and where the worklet comes from
 /// (`default`, the constructor's `workletUrl`, unless the call names one).
-pub(super) fn parse_microphone_args(
+pub(crate) fn parse_microphone_args(
     first: Option<JsValue>,
     second: Option<JsValue>,
     default: Option<&str>,

@@ -1,0 +1,272 @@
+//! A voice session as one machine (V1): its transcriber, its turn ladder and its voice core under
+//! one queue of actions and one timer, wired here in Rust. Transcriber finals and partials go to
+//! the voice core; its turns go to the ladder; the ladder's sentences, answers and recoveries go
+//! back to the voice core, which asks for speech. What is left for the shell is I/O: routes,
+//! sockets, `provision()`, TTS, the player and the app's callbacks ([`SessionAction`]).
+//!
+//! Each part's actions are routed when they are polled, not when they are queued, so the V5
+//! re-checks hold across parts: a re-entrant `stop()` drops the voice core's queued `StartTurn`
+//! before the ladder ever sees it, and a ladder sentence of a cut turn is dropped by the ladder's
+//! own `may_speak` at the moment it would go out. The ladder drains first, then the voice core,
+//! then the transcriber: a turn's route call comes right after its start (as if the ladder were
+//! called inline), and what the ladder reports of an input (its events, stamped with the input's
+//! time, and the settled record) comes before the speech it leads to.
+
+use crate::core::stt::transcriber::{self, State as SttState, Transcriber};
+use crate::core::time::Millis;
+use crate::core::turn::{self, StartError, TurnLadder};
+use crate::core::voice::{VoiceAction, VoiceCore};
+
+/// What the shell performs for a voice session, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionAction {
+    /// The ladder's I/O: call or abort a route, a settled record (`onTurn`), an event.
+    Turn(turn::Action),
+    /// The transcriber's I/O: `provision()`, the socket, its state, its errors and close events.
+    Stt(transcriber::Action),
+    /// The speech path and the app's session callbacks.
+    Voice(VoiceAction),
+    /// The ladder refused a turn (its input over `maxInputChars`): report it; the turn is over.
+    TurnRefused { turn_id: String, error: StartError },
+}
+
+/// The voice session's machine. Feed a part with [`SessionCore::ladder_at`],
+/// [`SessionCore::voice_at`] or [`SessionCore::transcriber_at`], or the session-wide inputs
+/// ([`SessionCore::stop`], …); drain [`SessionCore::poll_action`]; wake at
+/// [`SessionCore::poll_timeout`].
+#[derive(Debug)]
+pub struct SessionCore {
+    ladder: TurnLadder,
+    voice: VoiceCore,
+    /// `None` when the session takes typed input only.
+    stt: Option<Transcriber>,
+    /// The time of the last input: routing at poll time feeds the next part at it.
+    now: Millis,
+}
+
+impl SessionCore {
+    #[must_use]
+    pub fn new(ladder: TurnLadder, voice: VoiceCore, stt: Option<Transcriber>) -> Self {
+        SessionCore {
+            ladder,
+            voice,
+            stt,
+            now: Millis(0),
+        }
+    }
+
+    #[must_use]
+    pub fn ladder(&self) -> &TurnLadder {
+        &self.ladder
+    }
+
+    #[must_use]
+    pub fn voice(&self) -> &VoiceCore {
+        &self.voice
+    }
+
+    #[must_use]
+    pub fn transcriber(&self) -> Option<&Transcriber> {
+        self.stt.as_ref()
+    }
+
+    /// The ladder, for one input at `now` (a route's answer, heard text).
+    pub fn ladder_at(&mut self, now: Millis) -> &mut TurnLadder {
+        self.advance(now);
+        &mut self.ladder
+    }
+
+    /// The voice core, for one input at `now` (typed text, TTS and playback reports).
+    pub fn voice_at(&mut self, now: Millis) -> &mut VoiceCore {
+        self.advance(now);
+        &mut self.voice
+    }
+
+    /// The transcriber, if the session has one, for one input at `now` (socket, `provision()`,
+    /// audio).
+    pub fn transcriber_at(&mut self, now: Millis) -> Option<&mut Transcriber> {
+        self.advance(now);
+        self.stt.as_mut()
+    }
+
+    /// The app's `interrupt()`: a barge-in. The cut turn is interrupted in the ladder at once, so
+    /// a route call queued for it is never made (V5).
+    pub fn interrupt(&mut self, now: Millis) {
+        let turn = self.current_turn();
+        self.voice_at(now).interrupt(now);
+        self.interrupt_turn(turn, now);
+    }
+
+    /// `stop()`: the current turn ends at once in the voice core and the ladder; the transcriber
+    /// stops (R4) when the voice core's `Detach` is polled.
+    pub fn stop(&mut self, now: Millis) {
+        let turn = self.current_turn();
+        self.voice_at(now).stop(now);
+        self.interrupt_turn(turn, now);
+    }
+
+    /// `free()`: [`SessionCore::stop`], every running turn cancelled and the transcriber detached
+    /// at once (no waiting for its last transcripts).
+    pub fn dispose(&mut self, now: Millis) {
+        self.stop(now);
+        self.ladder_at(now).interrupt_all(now);
+        if let Some(stt) = self.transcriber_at(now) {
+            stt.dispose(now);
+        }
+    }
+
+    /// When `handle_timeout` must be called next: the earliest deadline of the three parts.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Millis> {
+        [
+            self.ladder.poll_timeout(),
+            self.voice.poll_timeout(),
+            self.stt.as_ref().and_then(Transcriber::poll_timeout),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Fires what is due in every part. Early or repeated calls are harmless.
+    pub fn handle_timeout(&mut self, now: Millis) {
+        self.now = self.now.max(now);
+        self.ladder.handle_timeout(now);
+        self.voice.handle_timeout(now);
+        if let Some(stt) = &mut self.stt {
+            stt.handle_timeout(now);
+        }
+    }
+
+    /// The next thing the shell must do. What one part tells another is passed on here, inside;
+    /// call until `None`.
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<SessionAction> {
+        loop {
+            if let Some(action) = self.poll_part()? {
+                return Some(action);
+            }
+        }
+    }
+
+    /// Takes the next action of the first part (ladder, voice core, transcriber) that has one
+    /// and routes it: `None` when no part has one, `Some(None)` when it was passed on inside.
+    fn poll_part(&mut self) -> Option<Option<SessionAction>> {
+        if let Some(action) = self.ladder.poll_action() {
+            return Some(self.route_ladder(action));
+        }
+        if let Some(action) = self.voice.poll_action() {
+            return Some(self.route_voice(action));
+        }
+        let action = self.stt.as_mut().and_then(Transcriber::poll_action)?;
+        Some(self.route_stt(action))
+    }
+
+    fn route_ladder(&mut self, action: turn::Action) -> Option<SessionAction> {
+        let now = self.now;
+        match action {
+            // Checked right before each leaves, as the controller does before calling the app
+            // (T6, T12): not one sentence of a cut turn.
+            turn::Action::Sentence { turn_id, text } => {
+                if self.ladder.may_speak(&turn_id) {
+                    self.voice_at(now).on_sentence(&turn_id, &text, now);
+                }
+                None
+            }
+            turn::Action::Deliver { turn_id, .. } => {
+                if self.ladder.may_deliver(&turn_id) {
+                    self.voice_at(now).on_accepted(&turn_id, now);
+                }
+                None
+            }
+            turn::Action::Recover { turn_id, .. } => {
+                self.voice_at(now).on_recovery(&turn_id, now);
+                None
+            }
+            turn::Action::Settled(record) => {
+                let turn_id = record.turn_id.clone();
+                self.voice_at(now).on_turn_settled(&turn_id, now);
+                Some(SessionAction::Turn(turn::Action::Settled(record)))
+            }
+            other => Some(SessionAction::Turn(other)),
+        }
+    }
+
+    fn route_voice(&mut self, action: VoiceAction) -> Option<SessionAction> {
+        let now = self.now;
+        match action {
+            VoiceAction::StartTurn { turn_id, input } => {
+                match self.ladder_at(now).start_turn(&turn_id, &input, now) {
+                    Ok(_) => None,
+                    Err(error) => {
+                        self.voice_at(now).on_turn_settled(&turn_id, now);
+                        Some(SessionAction::TurnRefused { turn_id, error })
+                    }
+                }
+            }
+            VoiceAction::InterruptTurn { turn_id } => {
+                self.ladder_at(now).interrupt(&turn_id, now);
+                None
+            }
+            VoiceAction::SetHeard { turn_id, text } => {
+                self.ladder_at(now).set_heard_text(&turn_id, &text);
+                // `onHeard` is the app's.
+                Some(SessionAction::Voice(VoiceAction::SetHeard {
+                    turn_id,
+                    text,
+                }))
+            }
+            VoiceAction::Detach => {
+                // R4: the transcriber stops (its last transcripts are still taken, up to
+                // `stopTimeoutMs`); the shell silences, aborts TTS and releases the microphone.
+                if let Some(stt) = self.transcriber_at(now) {
+                    stt.stop(now);
+                }
+                Some(SessionAction::Voice(VoiceAction::Detach))
+            }
+            other => Some(SessionAction::Voice(other)),
+        }
+    }
+
+    fn route_stt(&mut self, action: transcriber::Action) -> Option<SessionAction> {
+        let now = self.now;
+        match action {
+            transcriber::Action::Partial { text, .. } => {
+                self.voice_at(now).on_partial(&text, now);
+                None
+            }
+            transcriber::Action::Final { text, .. } => {
+                self.voice_at(now).on_spoken_final(&text, now);
+                None
+            }
+            transcriber::Action::SpeechStart { .. } => {
+                self.voice_at(now).on_speech_start(now);
+                None
+            }
+            transcriber::Action::StateChanged(state) => {
+                if state == SttState::Failed {
+                    self.voice_at(now).on_transcriber_failed(now);
+                }
+                Some(SessionAction::Stt(transcriber::Action::StateChanged(state)))
+            }
+            other => Some(SessionAction::Stt(other)),
+        }
+    }
+
+    fn current_turn(&self) -> Option<String> {
+        self.voice.current_turn().map(str::to_owned)
+    }
+
+    /// Interrupts in the ladder the turn the voice core just cut (false, and harmless, for a
+    /// turn the ladder never saw or that already settled).
+    fn interrupt_turn(&mut self, turn: Option<String>, now: Millis) {
+        if let Some(turn) = turn {
+            self.ladder_at(now).interrupt(&turn, now);
+        }
+    }
+
+    /// An input at `now`: routing at poll time goes on from there.
+    fn advance(&mut self, now: Millis) {
+        self.now = self.now.max(now);
+    }
+}
