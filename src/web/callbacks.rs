@@ -133,12 +133,9 @@ fn invoke(callback: &Function, args: Args) -> Result<JsValue, JsValue> {
 
 /// What `onError` gets when the app's `callback` threw `thrown`.
 fn callback_error(callback: &str, thrown: &JsValue, turn_id: Option<&JsValue>) -> JsValue {
-    let error = coded_error(
-        &[callback, " threw"].concat(),
-        Some(thrown),
-        "callback_error",
-        false,
-    );
+    let mut message = String::from(callback);
+    message.push_str(" threw");
+    let error = coded_error(&message, Some(thrown), "callback_error", false);
     let set = |key: &str, value: &JsValue| {
         let _ = js_sys::Reflect::set(&error, &JsValue::from_str(key), value);
     };

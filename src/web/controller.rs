@@ -6,11 +6,12 @@
 use crate::core::time::Millis;
 use crate::core::turn::{Action, StartError, Started, TurnLadder};
 use crate::web::callbacks::{AppCallbacks, Args};
-use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
+use crate::web::controller_options::{parse_config, parse_routes};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
-use crate::web::driver::{self, Driver, Handle, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Host, Machine, Shell};
 use crate::web::glue;
 use js_sys::{Function, JsString, Map, Promise};
+use std::cell::{Ref, RefMut};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, DomException};
@@ -79,9 +80,9 @@ impl TurnController {
         #[wasm_bindgen(unchecked_param_type = "Route[]")] routes: JsValue,
         #[wasm_bindgen(unchecked_param_type = "TurnControllerOptions")] options: JsValue,
     ) -> Result<TurnController, JsValue> {
-        let routes = parse_routes(&routes)?;
+        let (routes, specs) = parse_routes(&routes)?;
         let options_fields = Fields::of(&options, "options")?;
-        let mut config = parse_config(&options_fields, &routes)?;
+        let mut config = parse_config(&options_fields, specs)?;
         let on_accepted_text = options_fields.function("onAcceptedText")?;
         let on_recovery = options_fields.function("onRecovery")?;
         let on_sentence = options_fields.optional_function("onSentence")?;
@@ -93,7 +94,6 @@ impl TurnController {
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);
         let answer_read_chars = config.answer_read_chars();
-        let routes: Vec<JsRoute> = routes.into_iter().map(|(route, _)| route).collect();
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {
             let driver = Driver::new(TurnLadder::new(config), weak);
             let callbacks = Callbacks {
@@ -268,14 +268,20 @@ impl LadderHost for Shared {
         &self.ladder
     }
 
-    fn ladder_input(&self, input: &mut dyn FnMut(&mut TurnLadder, Millis)) {
-        if let Some(this) = self.this.upgrade() {
-            driver::input(&this, |ladder, now| input(ladder, now));
-        }
+    fn ladder_mut(&self) -> Option<(RefMut<'_, TurnLadder>, Millis)> {
+        self.driver.lend()
     }
 
-    fn read_ladder(&self, read: &mut dyn FnMut(&TurnLadder)) {
-        self.driver.read(|ladder| read(ladder));
+    fn ladder(&self) -> Option<Ref<'_, TurnLadder>> {
+        self.driver.view()
+    }
+}
+
+impl Host for Shared {
+    fn pump(&self) {
+        if let Some(this) = self.this.upgrade() {
+            driver::pump(&this);
+        }
     }
 
     fn is_disposed(&self) -> bool {

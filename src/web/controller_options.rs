@@ -13,7 +13,8 @@ pub(crate) struct JsRoute {
     pub(crate) name: JsValue,
 }
 
-pub(crate) fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>, JsValue> {
+/// The routes as JS gave them, and what the ladder knows of each.
+pub(crate) fn parse_routes(routes: &JsValue) -> Result<(Vec<JsRoute>, Vec<RouteSpec>), JsValue> {
     if !Array::is_array(routes) {
         return Err(type_error("routes must be an array"));
     }
@@ -21,41 +22,36 @@ pub(crate) fn parse_routes(routes: &JsValue) -> Result<Vec<(JsRoute, RouteSpec)>
     if routes.length() == 0 {
         return Err(range_error("routes must not be empty"));
     }
-    routes
-        .iter()
-        .enumerate()
-        .map(|(index, object)| {
-            let path = format!("routes[{index}]");
-            // Not `Fields::of`: a function (the common mistake: `generate` passed on its own) is
-            // no route, and the error says what one is.
-            if !object.is_object() {
-                return Err(type_error(&format!(
+    let mut js_routes = Vec::new();
+    let mut specs = Vec::new();
+    for (index, object) in routes.iter().enumerate() {
+        let path = format!("routes[{index}]");
+        // Not `Fields::of`: a function (the common mistake: `generate` passed on its own) is
+        // no route, and the error says what one is.
+        if !object.is_object() {
+            return Err(type_error(&format!(
                     "{path} must be a route, an object {{ name, generate({{ requestId, turnId, input, signal }}) }}: e.g. {{ name: \"primary\", generate: yourFunction }}"
                 )));
-            }
-            let fields = Fields::of(&object, &path)?;
-            let name = fields.string("name")?;
-            let generate = fields.function("generate")?;
-            let spec = RouteSpec {
-                persona: fields.optional_string("persona")?,
-                share_history: fields.bool("shareHistory", false)?,
-                name,
-            };
-            let route = JsRoute {
-                name: JsValue::from_str(&spec.name),
-                object: object.clone(),
-                generate,
-            };
-            Ok((route, spec))
-        })
-        .collect()
+        }
+        let fields = Fields::of(&object, &path)?;
+        let name = fields.string("name")?;
+        let generate = fields.function("generate")?;
+        let spec = RouteSpec {
+            persona: fields.optional_string("persona")?,
+            share_history: fields.bool("shareHistory", false)?,
+            name,
+        };
+        js_routes.push(JsRoute {
+            name: JsValue::from_str(&spec.name),
+            object: object.clone(),
+            generate,
+        });
+        specs.push(spec);
+    }
+    Ok((js_routes, specs))
 }
 
-pub(crate) fn parse_config(
-    options: &Fields,
-    routes: &[(JsRoute, RouteSpec)],
-) -> Result<TurnConfig, JsValue> {
-    let specs = routes.iter().map(|(_, spec)| spec.clone()).collect();
+pub(crate) fn parse_config(options: &Fields, specs: Vec<RouteSpec>) -> Result<TurnConfig, JsValue> {
     let mut config = TurnConfig::new(specs, options.string("recoveryText")?);
     config.turn_deadline_ms = options.positive_ms("turnDeadlineMs", config.turn_deadline_ms)?;
     config.attempt_timeout_ms =

@@ -19,7 +19,7 @@
 use crate::core::time::Millis;
 use crate::web::clock::Clock;
 use crate::web::timer::Timer;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell, RefMut};
 use std::rc::{Rc, Weak};
 
 /// The shape every sans-IO core has: outputs are pulled, time is an input.
@@ -36,6 +36,15 @@ pub(crate) trait Shell: Sized + 'static {
     fn driver(&self) -> &Driver<Self::Machine>;
     /// Performs one action with real I/O. Runs with no borrow of the core held.
     fn perform(self: &Rc<Self>, action: <Self::Machine as Machine>::Action);
+}
+
+/// A class as the I/O code it shares with other classes sees it (the ladder's, the
+/// transcriber's): code that feeds a part of the class's machine, then asks the class to perform
+/// what that queued.
+pub(crate) trait Host {
+    /// Performs what the inputs queued (inside a running pump: nothing now; that pump will).
+    fn pump(&self);
+    fn is_disposed(&self) -> bool;
 }
 
 /// The core of one class with its clock, its one timer and the pump's guards.
@@ -82,6 +91,18 @@ impl<M: Machine + 'static> Driver<M> {
         let now = self.clock.now();
         let mut machine = self.machine.try_borrow_mut().ok()?;
         Some(input(&mut machine, now))
+    }
+
+    /// Lends the core for one input at the current time (`None` only while it is borrowed, as
+    /// for [`Driver::update`]). Give it back before any JS runs.
+    pub(crate) fn lend(&self) -> Option<(RefMut<'_, M>, Millis)> {
+        let now = self.clock.now();
+        Some((self.machine.try_borrow_mut().ok()?, now))
+    }
+
+    /// Lends the core for reading.
+    pub(crate) fn view(&self) -> Option<Ref<'_, M>> {
+        self.machine.try_borrow().ok()
     }
 
     /// Reads the core.

@@ -374,13 +374,15 @@ impl Shared {
 
     /// Feeds the voice core one input and performs what it queued.
     fn voice_input(self: &Rc<Self>, input: impl FnOnce(&mut VoiceCore, Millis)) {
-        driver::input(self, |core, now| input(core.voice_at(now), now));
+        self.voice_update(input);
+        driver::pump(self);
     }
 
     /// Feeds the voice core one input; the running pump performs what it queued.
     fn voice_update(&self, input: impl FnOnce(&mut VoiceCore, Millis)) {
-        self.driver
-            .update(|core, now| input(core.voice_at(now), now));
+        if let Some((mut core, now)) = self.driver.lend() {
+            input(core.voice_at(now), now);
+        }
     }
 
     /// Captures `stream` (`undefined`: the default microphone) through the transcriber's I/O.

@@ -28,12 +28,12 @@ use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::convert::type_error;
-use crate::web::driver::{self, Driver, Handle, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Host, Machine, Shell};
 use crate::web::js_object::JsObject;
 use errors::freed;
 use js_sys::{Function, Int16Array, Promise};
 use options::{parse_options, Callbacks, ParsedOptions};
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell, RefMut};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
@@ -340,27 +340,28 @@ impl TranscriberHost for Shared {
         self.this.clone()
     }
 
-    fn transcriber_input(&self, pump: bool, input: &mut dyn FnMut(&mut Transcriber, Millis)) {
-        match (pump, self.this.upgrade()) {
-            (true, Some(this)) => {
-                driver::input(&this, |core, now| input(core, now));
-            }
-            _ => {
-                self.driver.update(|core, now| input(core, now));
-            }
-        }
+    fn transcriber_mut(&self) -> Option<(RefMut<'_, Transcriber>, Millis)> {
+        self.driver.lend()
     }
 
-    fn read_transcriber(&self, read: &mut dyn FnMut(&Transcriber)) {
-        self.driver.read(|core| read(core));
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
+    fn transcriber(&self) -> Option<Ref<'_, Transcriber>> {
+        self.driver.view()
     }
 
     fn report_error(&self, error: &JsValue) {
         self.app.error(error);
+    }
+}
+
+impl Host for Shared {
+    fn pump(&self) {
+        if let Some(this) = self.this.upgrade() {
+            driver::pump(&this);
+        }
+    }
+
+    fn is_disposed(&self) -> bool {
+        self.driver.is_disposed()
     }
 }
 

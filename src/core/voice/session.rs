@@ -141,6 +141,7 @@ impl SessionCore {
     /// The next thing the shell must do. What one part tells another is passed on here, inside;
     /// call until `None`.
     #[must_use]
+    #[inline(never)]
     pub fn poll_action(&mut self) -> Option<SessionAction> {
         loop {
             if let Some(action) = self.poll_part()? {

@@ -10,43 +10,37 @@ use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{Failure, TurnRecord};
 use crate::core::turn::{Action, AttemptId, Event, TurnLadder};
 use crate::web::controller_options::JsRoute;
+use crate::web::driver::Host;
 use crate::web::glue;
 use crate::web::report::{event_to_js, record_to_js, TurnStrings};
 use js_sys::{Array, Function};
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 
-/// The class a ladder runs in: it owns the core and its driver.
-pub(crate) trait LadderHost {
+/// The class a ladder runs in: it owns the machine the ladder is (or is part of).
+pub(crate) trait LadderHost: Host {
     fn ladder_io(&self) -> &LadderIo;
-    /// Feeds the ladder one input at the current time and performs what it queued.
-    fn ladder_input(&self, input: &mut dyn FnMut(&mut TurnLadder, Millis));
-    /// Reads the ladder.
-    fn read_ladder(&self, read: &mut dyn FnMut(&TurnLadder));
-    fn is_disposed(&self) -> bool;
+    /// The ladder, lent for one input at the current time.
+    fn ladder_mut(&self) -> Option<(RefMut<'_, TurnLadder>, Millis)>;
+    /// The ladder, lent for reading.
+    fn ladder(&self) -> Option<Ref<'_, TurnLadder>>;
 }
 
 /// Feeds the ladder one input and performs what it queued.
 pub(crate) fn input(host: &dyn LadderHost, input: impl FnOnce(&mut TurnLadder, Millis)) {
-    let mut input = Some(input);
-    host.ladder_input(&mut |ladder, now| {
-        if let Some(input) = input.take() {
-            input(ladder, now);
-        }
-    });
+    if let Some((mut ladder, now)) = host.ladder_mut() {
+        input(&mut ladder, now);
+    }
+    host.pump();
 }
 
 /// Reads the ladder; a ladder out of reach (never while no JS runs under a borrow) reads as the
 /// default: nothing may be spoken or started.
 pub(crate) fn read<R: Default>(host: &dyn LadderHost, read: impl FnOnce(&TurnLadder) -> R) -> R {
-    let (mut read, mut out) = (Some(read), None);
-    host.read_ladder(&mut |ladder| {
-        if let Some(read) = read.take() {
-            out = Some(read(ladder));
-        }
-    });
-    out.unwrap_or_default()
+    host.ladder()
+        .map(|ladder| read(&ladder))
+        .unwrap_or_default()
 }
 
 /// The routes and the browser resources of the turns and attempts.

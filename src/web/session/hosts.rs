@@ -1,5 +1,5 @@
 //! The session as the host of the ladder's and the transcriber's I/O: the code `TurnController`
-//! and `LiveTranscriber` run on, here feeding the ladder and the transcriber inside the session's
+//! and `LiveTranscriber` run on, here lent the ladder and the transcriber inside the session's
 //! one machine.
 
 use super::Shared;
@@ -7,28 +7,36 @@ use crate::core::stt::transcriber::Transcriber;
 use crate::core::time::Millis;
 use crate::core::turn::TurnLadder;
 use crate::web::controller::{LadderHost, LadderIo};
-use crate::web::driver;
+use crate::web::driver::{self, Host};
 use crate::web::transcriber::{TranscriberHost, TranscriberIo};
+use std::cell::{Ref, RefMut};
 use std::rc::Weak;
 use wasm_bindgen::JsValue;
+
+impl Host for Shared {
+    fn pump(&self) {
+        if let Some(this) = self.this.upgrade() {
+            driver::pump(&this);
+        }
+    }
+
+    fn is_disposed(&self) -> bool {
+        self.driver.is_disposed()
+    }
+}
 
 impl LadderHost for Shared {
     fn ladder_io(&self) -> &LadderIo {
         &self.ladder
     }
 
-    fn ladder_input(&self, input: &mut dyn FnMut(&mut TurnLadder, Millis)) {
-        if let Some(this) = self.this.upgrade() {
-            driver::input(&this, |core, now| input(core.ladder_at(now), now));
-        }
+    fn ladder_mut(&self) -> Option<(RefMut<'_, TurnLadder>, Millis)> {
+        let (core, now) = self.driver.lend()?;
+        Some((RefMut::map(core, |core| core.ladder_at(now)), now))
     }
 
-    fn read_ladder(&self, read: &mut dyn FnMut(&TurnLadder)) {
-        self.driver.read(|core| read(core.ladder()));
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
+    fn ladder(&self) -> Option<Ref<'_, TurnLadder>> {
+        Some(Ref::map(self.driver.view()?, |core| core.ladder()))
     }
 }
 
@@ -41,32 +49,14 @@ impl TranscriberHost for Shared {
         self.this.clone()
     }
 
-    fn transcriber_input(&self, pump: bool, input: &mut dyn FnMut(&mut Transcriber, Millis)) {
-        let mut feed = |core: &mut crate::core::voice::session::SessionCore, now: Millis| {
-            if let Some(stt) = core.transcriber_at(now) {
-                input(stt, now);
-            }
-        };
-        match (pump, self.this.upgrade()) {
-            (true, Some(this)) => {
-                driver::input(&this, |core, now| feed(core, now));
-            }
-            _ => {
-                self.driver.update(|core, now| feed(core, now));
-            }
-        }
+    fn transcriber_mut(&self) -> Option<(RefMut<'_, Transcriber>, Millis)> {
+        let (core, now) = self.driver.lend()?;
+        let stt = RefMut::filter_map(core, |core| core.transcriber_at(now)).ok()?;
+        Some((stt, now))
     }
 
-    fn read_transcriber(&self, read: &mut dyn FnMut(&Transcriber)) {
-        self.driver.read(|core| {
-            if let Some(stt) = core.transcriber() {
-                read(stt);
-            }
-        });
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
+    fn transcriber(&self) -> Option<Ref<'_, Transcriber>> {
+        Ref::filter_map(self.driver.view()?, |core| core.transcriber()).ok()
     }
 
     fn provision_settled(&self, failure: Option<u16>) {

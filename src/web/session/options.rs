@@ -96,14 +96,15 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     let (audio_context, destination) = audio_options(&fields)?;
 
     // The ladder: `options.routes` and `options.controller`, with the session's recovery text.
-    let routes = parse_routes(&fields.get("routes")?).map_err(|e| renamed(e, "controller"))?;
+    let (routes, specs) =
+        parse_routes(&fields.get("routes")?).map_err(|e| renamed(e, "controller"))?;
     set(
         &controller,
         "recoveryText",
         &JsValue::from_str(&config.recovery_text),
     );
     let controller_fields = Fields::of(&controller, "options")?;
-    let mut turns = parse_config(&controller_fields, &routes)
+    let mut turns = parse_config(&controller_fields, specs)
         .and_then(|turns| {
             callbacks.controller_on_event = controller_fields.optional_function("onEvent")?;
             Ok(turns)
@@ -135,7 +136,7 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     Ok(SessionOptions {
         config,
         callbacks,
-        routes: routes.into_iter().map(|(route, _)| route).collect(),
+        routes,
         turns,
         transcriber,
         audio_context,

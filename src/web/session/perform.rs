@@ -9,7 +9,7 @@ use crate::core::voice::playback::ChunkHeard;
 use crate::core::voice::session::{SessionAction, SessionCore};
 use crate::core::voice::{VoiceAction, VoiceError};
 use crate::web::callbacks::Args;
-use crate::web::convert::range_error;
+use crate::web::convert::{coded_error, range_error};
 use crate::web::driver::{Driver, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::transcriber::TranscriberIo;
@@ -174,9 +174,7 @@ impl Shared {
 }
 
 fn voice_error(error: &VoiceError) -> JsValue {
-    let js = js_sys::Error::new(&error.to_string());
-    let _ = Reflect::set(&js, &"code".into(), &error.code().into());
-    let _ = Reflect::set(&js, &"terminal".into(), &JsValue::FALSE);
+    let js = coded_error(&error.to_string(), None, error.code(), false);
     let _ = Reflect::set(&js, &"turnId".into(), &error.turn_id().into());
-    js.into()
+    js
 }

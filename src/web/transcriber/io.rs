@@ -8,26 +8,25 @@ use super::provision::{self, Provisioned};
 use super::socket::{Socket, SocketEvent};
 use crate::core::stt::transcriber::{Action, State, Transcriber, TranscriberError};
 use crate::core::time::Millis;
+use crate::web::driver::Host;
 use crate::web::js_object::JsObject;
 use crate::web::microphone::Capture;
 use js_sys::{Function, Promise};
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
-/// The class a transcriber runs in: it owns the core and its driver.
-pub(crate) trait TranscriberHost {
+/// The class a transcriber runs in: it owns the machine the transcriber is (or is part of).
+pub(crate) trait TranscriberHost: Host {
     /// The transcriber's I/O (`None`: a session that takes typed input only).
     fn transcriber_io(&self) -> Option<&TranscriberIo>;
     /// The host, held weakly by callbacks that come later (a socket event, a settled provision).
     fn weak_host(&self) -> Weak<dyn TranscriberHost>;
-    /// Feeds the transcriber one input at the current time; with `pump`, performs what it
-    /// queued (without: the running pump will).
-    fn transcriber_input(&self, pump: bool, input: &mut dyn FnMut(&mut Transcriber, Millis));
-    /// Reads the transcriber.
-    fn read_transcriber(&self, read: &mut dyn FnMut(&Transcriber));
-    fn is_disposed(&self) -> bool;
+    /// The transcriber, lent for one input at the current time.
+    fn transcriber_mut(&self) -> Option<(RefMut<'_, Transcriber>, Millis)>;
+    /// The transcriber, lent for reading.
+    fn transcriber(&self) -> Option<Ref<'_, Transcriber>>;
     /// A `provision()` call settled: `None` when it gave a session, else the HTTP status of its
     /// failure (0 for none).
     fn provision_settled(&self, _failure: Option<u16>) {}
@@ -37,12 +36,15 @@ pub(crate) trait TranscriberHost {
 
 /// Feeds the transcriber one input and performs what it queued.
 pub(crate) fn input(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
-    let mut input = Some(input);
-    host.transcriber_input(true, &mut |stt, now| {
-        if let Some(input) = input.take() {
-            input(stt, now);
-        }
-    });
+    update(host, input);
+    host.pump();
+}
+
+/// Feeds the transcriber one input; the running pump performs what it queued.
+fn update(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
+    if let Some((mut stt, now)) = host.transcriber_mut() {
+        input(&mut stt, now);
+    }
 }
 
 /// Reads the transcriber: `None` when it is out of reach.
@@ -50,13 +52,7 @@ pub(crate) fn read<R>(
     host: &dyn TranscriberHost,
     read: impl FnOnce(&Transcriber) -> R,
 ) -> Option<R> {
-    let (mut read, mut out) = (Some(read), None);
-    host.read_transcriber(&mut |stt| {
-        if let Some(read) = read.take() {
-            out = Some(read(stt));
-        }
-    });
-    out
+    host.transcriber().map(|stt| read(&stt))
 }
 
 /// The transcriber's state; `Stopped` when out of reach.
@@ -238,9 +234,7 @@ impl TranscriberIo {
 
     /// The close the core just answered, as an `onEvent` event (taken: reported once).
     pub(crate) fn close_event(host: &dyn TranscriberHost) -> Option<JsValue> {
-        let mut report = None;
-        host.transcriber_input(false, &mut |stt, _| report = stt.take_close_report());
-        let report = report?;
+        let report = host.transcriber_mut()?.0.take_close_report()?;
         Some(
             JsObject::new()
                 .set("type", "close")
@@ -351,7 +345,7 @@ impl TranscriberIo {
             Some(socket) => self.io.borrow_mut().socket = Some(socket),
             // A URL the browser refuses. Inside a pump: what this queues is performed by the
             // running pump.
-            None => host.transcriber_input(false, &mut |stt, now| stt.on_connect_error(now)),
+            None => update(host, |stt, now| stt.on_connect_error(now)),
         }
     }
 
