@@ -111,7 +111,7 @@ try {
     window.__soak = await runSoak({ TurnController, PlainTurnController, memory: wasm.memory, turns: ${SOAK_TURNS} });
   `);
   results.soak = await page.evaluate(() => window.__soak);
-  results.voice = await runVoiceBench(page, e2e.stack.url, { tiny });
+  results.voice = await runVoiceBench(page, e2e.stack.url, { tiny, baseline: process.env.BENCH_BASELINE || undefined });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } finally {
   await e2e.close();

@@ -12,7 +12,11 @@ export const VOICE_CHROMIUM_ARGS = ["--disable-features=LocalNetworkAccessChecks
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const p95 = (values) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.95))];
 
-export async function runVoiceBench(page, stackUrl, { tiny }) {
+/**
+ * The voice rows. `baseline`: the URL of another build's `turnguard.js` (`BENCH_BASELINE`): its
+ * voice-to-voice overhead is measured too, in rounds interleaved with this build's.
+ */
+export async function runVoiceBench(page, stackUrl, { tiny, baseline }) {
   const bargeIns = tiny ? 3 : 20;
   const runs = tiny ? 3 : 20;
   await runModule(page, stackUrl, `
@@ -26,11 +30,25 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
     window.__heard = await heardAccuracy(${runs});
   `);
   const heard = await page.evaluate(() => window.__heard);
-  await runModule(page, stackUrl, `
-    import { voiceOverhead } from "/bench/voice_page.mjs";
-    window.__overhead = await voiceOverhead(${JSON.stringify(stackUrl)}, ${tiny ? 5 : 240});
-  `, { timeoutMs: 300_000 });
-  const samples = await page.evaluate(() => window.__overhead);
+  const overheadOf = async (build, turns) => {
+    await runModule(page, stackUrl, `
+      import { voiceOverhead } from "/bench/voice_page.mjs";
+      window.__overhead = await voiceOverhead(${JSON.stringify(stackUrl)}, ${turns}, ${JSON.stringify(build)});
+    `, { timeoutMs: 300_000 });
+    return page.evaluate(() => window.__overhead);
+  };
+  const turns = tiny ? 5 : 240;
+  // With a baseline: four rounds of a quarter of the turns each, alternating builds, so both see
+  // the same machine load; each round is a fresh page.
+  const rounds = baseline ? 4 : 1;
+  const samples = { route: [], synthesize: [], schedule: [], decode: [] };
+  const before = { route: [], synthesize: [], schedule: [], decode: [] };
+  for (let round = 0; round < rounds; round += 1) {
+    for (const [build, into] of baseline ? [[undefined, samples], [baseline, before]] : [[undefined, samples]]) {
+      const got = await overheadOf(build, Math.ceil(turns / rounds));
+      for (const key of Object.keys(into)) into[key].push(...got[key]);
+    }
+  }
   // Streamed speech (issue 18): a TTS whose first byte comes after F ms, its whole sentence after S.
   const F = 250;
   const S = 1200;
@@ -49,12 +67,14 @@ export async function runVoiceBench(page, stackUrl, { tiny }) {
     window.__cutHeard = await cutStreamHeard(${JSON.stringify(stackUrl)}, ${tiny ? 2 : 20});
   `, { timeoutMs: 600_000 });
   const cutHeard = await page.evaluate(() => window.__cutHeard);
-  const own = samples.route.map((route, i) => route + samples.synthesize[i] + samples.schedule[i]);
+  const ownOf = (s) => s.route.map((route, i) => route + s.synthesize[i] + s.schedule[i]);
+  const own = ownOf(samples);
   const summary = (values) => ({ medianMs: median(values), p95Ms: p95(values) });
   return {
     overhead: {
       turns: own.length,
       own: summary(own),
+      ...(baseline ? { before: { turns: before.route.length, own: summary(ownOf(before)) } } : {}),
       route: summary(samples.route),
       synthesize: summary(samples.synthesize),
       schedule: summary(samples.schedule),
@@ -113,6 +133,9 @@ export function voiceRows(voice) {
       mp(o.own),
       `parts: ${mp(o.route)} + ${mp(o.synthesize)} + ${mp(o.schedule)}; decodeAudioData apart: ${mp(o.decode)}; goal < 2 ms`,
     ],
+    ...(o.before
+      ? [[`voice-to-voice overhead, turnguard / the baseline build (${o.turns} / ${o.before.turns} turns, interleaved rounds), median / p95`, mp(o.own), `${mp(o.before.own)} the baseline (BENCH_BASELINE)`]]
+      : []),
     [`barge-in: speech_start at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
     [`heard ms vs the audio that rendered (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
   ];

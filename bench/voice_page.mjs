@@ -164,9 +164,17 @@ export async function heardAccuracy(runs) {
  * the route's stream to the `synthesize` call; (c) `synthesize`'s audio (resolved) to its source
  * started on the audio graph, with (d) the `decodeAudioData` inside (c) shown apart. Each mark is
  * `performance.now()` in a hook of the app's own code or of the browser API turnguard calls.
+ * `build`: the URL of the build to measure (another build's `turnguard.js`, e.g. the baseline).
  */
-export async function voiceOverhead(devstack, turns) {
-  await init();
+export async function voiceOverhead(devstack, turns, build = undefined) {
+  let Session = VoiceSession;
+  if (build) {
+    const other = await import(build);
+    await other.default();
+    Session = other.VoiceSession;
+  } else {
+    await init();
+  }
   const context = new AudioContext();
   await context.resume();
   const Native = window.WebSocket;
@@ -201,7 +209,7 @@ export async function voiceOverhead(devstack, turns) {
   let session;
   try {
     let listening = 0;
-    session = new VoiceSession({
+    session = new Session({
       routes: [
         {
           name: "bench",
