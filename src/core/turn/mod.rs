@@ -21,9 +21,10 @@
 //!   running because a provider never stops;
 //! - the history handed to a route never holds more than `history_max_chars` (T16).
 //!
-//! The code is split by concept: this file holds the inputs and the turn's life; `attempts` the
-//! rungs of the ladder (start, timeout, failure, fallback, late answers); `delivery` the committed
-//! answer going out as sentences within its bound.
+//! The code is split by concept: this file holds the turn's life (start, interrupt, timeouts,
+//! settling); `answers` what routes send back; `attempts` the rungs of the ladder (start,
+//! timeout, failure, fallback, late answers); `delivery` the committed answer going out as
+//! sentences within its bound; `attempt_id` the id each attempt is known by.
 //!
 //! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
 //! follow the same path: commit, sentences, deliver.
@@ -31,15 +32,14 @@
 use crate::core::time::Millis;
 use crate::core::turn::budget::{RetryBudget, SessionBudget};
 use crate::core::turn::history::{Exchange, History};
-use crate::core::turn::record::{
-    Attempt, AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus,
-};
+use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
 use delivery::Delivery;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use wakeups::Wakeups;
 
+mod answers;
 mod attempt_id;
 mod attempts;
 pub mod budget;
@@ -257,127 +257,6 @@ impl TurnLadder {
         self.start_attempt(turn_id, now);
         self.reschedule(turn_id);
         Ok(Started::New)
-    }
-
-    /// A streaming route produced `chunk`. The first non-blank chunk of a running attempt
-    /// commits it if the gate of T6 passes; chunks of the committed attempt go out as sentences.
-    pub fn on_attempt_chunk(&mut self, request_id: &AttemptId, chunk: &str, now: Millis) {
-        self.chunk_arrived(request_id, chunk, now);
-        self.reschedule(request_id.turn_id());
-    }
-
-    fn chunk_arrived(&mut self, request_id: &AttemptId, chunk: &str, now: Millis) {
-        self.handle_timeout(now);
-        let (turn_id, index) = (request_id.turn_id(), request_id.index());
-        let Some(turn) = self.turn_running(request_id) else {
-            if !chunk.trim().is_empty() {
-                self.record_late_answer(request_id, now);
-            }
-            return;
-        };
-        let full = match &turn.delivery {
-            Some(delivery) if delivery.attempt_index == index => {
-                self.deliver_chunk(turn_id, chunk, now)
-            }
-            // Blank text before the first word commits nothing.
-            None if turn.is_running(index) && chunk.trim().is_empty() => false,
-            None if turn.is_running(index) => {
-                self.commit(turn_id, index, now);
-                self.deliver_chunk(turn_id, chunk, now)
-            }
-            _ => {
-                if !chunk.trim().is_empty() {
-                    self.record_late_answer(request_id, now);
-                }
-                false
-            }
-        };
-        if full {
-            self.cut_stream(turn_id, request_id, now);
-        }
-    }
-
-    /// The route of `request_id` answered with its whole text (`Ok`) or failed. For the committed
-    /// attempt of a stream, a failure ends the turn as accepted with what was delivered (T12).
-    pub fn on_attempt_result(
-        &mut self,
-        request_id: &AttemptId,
-        outcome: Result<String, Failure>,
-        now: Millis,
-    ) {
-        self.result_arrived(request_id, outcome, now);
-        self.reschedule(request_id.turn_id());
-    }
-
-    fn result_arrived(
-        &mut self,
-        request_id: &AttemptId,
-        outcome: Result<String, Failure>,
-        now: Millis,
-    ) {
-        // A deadline that is due is decided first: an answer at or after it is late (T5, T6).
-        self.handle_timeout(now);
-        let (turn_id, index) = (request_id.turn_id(), request_id.index());
-        let outcome = match outcome {
-            Ok(text) if text.trim().is_empty() => Err(Failure::NoText),
-            other => other,
-        };
-        let Some(turn) = self.turn_running(request_id) else {
-            if outcome.is_ok() {
-                self.record_late_answer(request_id, now);
-            }
-            return;
-        };
-        let committed_here = turn
-            .delivery
-            .as_ref()
-            .is_some_and(|delivery| delivery.attempt_index == index);
-        if committed_here {
-            return self.complete(turn_id, outcome.err(), now);
-        }
-        if turn.delivery.is_some() || !turn.is_running(index) {
-            if outcome.is_ok() {
-                self.record_late_answer(request_id, now);
-            }
-            return;
-        }
-        match outcome {
-            Ok(text) => {
-                self.commit(turn_id, index, now);
-                let full = self.deliver_chunk(turn_id, &text, now);
-                // A whole answer over the bound is cut like a stream; there is nothing to abort.
-                self.complete(turn_id, full.then_some(Failure::AnswerTooLong), now);
-            }
-            Err(failure) => self.fail_attempt(turn_id, failure, now),
-        }
-    }
-
-    /// The stream of `request_id` ended. For the committed attempt this completes the turn; an
-    /// attempt whose stream ended before any text failed with `NoText`.
-    pub fn on_stream_end(&mut self, request_id: &AttemptId, now: Millis) {
-        self.stream_ended(request_id, now);
-        self.reschedule(request_id.turn_id());
-    }
-
-    fn stream_ended(&mut self, request_id: &AttemptId, now: Millis) {
-        self.handle_timeout(now);
-        let (turn_id, index) = (request_id.turn_id(), request_id.index());
-        let Some(turn) = self.turn_running(request_id) else {
-            return;
-        };
-        match &turn.delivery {
-            Some(delivery) if delivery.attempt_index == index => self.complete(turn_id, None, now),
-            None if turn.is_running(index) => self.fail_attempt(turn_id, Failure::NoText, now),
-            _ => {}
-        }
-    }
-
-    /// The running turn an attempt belongs to: the very turn that started it, not a later one
-    /// under the same id (after the first was dropped from the retained records).
-    fn turn_running(&self, request_id: &AttemptId) -> Option<&ActiveTurn> {
-        self.active
-            .get(request_id.turn_id())
-            .filter(|turn| request_id.belongs_to(&turn.id))
     }
 
     /// Interrupts a running turn (T7): true if it was running, and then nothing more is spoken.
