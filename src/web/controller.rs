@@ -20,7 +20,7 @@ mod attempts;
 pub(crate) mod ladder_io;
 mod route_calls;
 
-pub(crate) use ladder_io::{LadderHost, LadderIo};
+pub(crate) use ladder_io::{AnyLadderHost, LadderHost, LadderIo};
 
 struct Callbacks {
     on_accepted_text: Function,
@@ -49,7 +49,7 @@ impl Machine for TurnLadder {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     this: Weak<Shared>,
     driver: Driver<TurnLadder>,
     /// Routes, attempts and their `AbortController`s, the turns' JS strings.
@@ -102,7 +102,7 @@ impl TurnController {
                 on_sentence,
                 app: AppCallbacks::new(on_error, on_event, driver.clock()),
             };
-            let host: Weak<dyn LadderHost> = weak.clone();
+            let host: Weak<AnyLadderHost> = weak.clone();
             Shared {
                 this: weak.clone(),
                 driver,
@@ -173,7 +173,7 @@ impl TurnController {
     ) -> Result<JsValue, JsValue> {
         let turn_id = string_arg(&turn_id, "turnId")?;
         Ok(self.shared().map_or(JsValue::UNDEFINED, |shared| {
-            shared.ladder.record_js(&*shared, &turn_id)
+            shared.ladder.record_js(shared.as_ref(), &turn_id)
         }))
     }
 
@@ -212,13 +212,13 @@ impl Shell for Shared {
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
-        let Some(action) = self.ladder.perform(&**self, action) else {
+        let Some(action) = self.ladder.perform(self.as_ref(), action) else {
             return;
         };
         match action {
             Action::Sentence { turn_id, text } => {
                 // Checked right before each sentence leaves: not one after an interrupt (T12).
-                let may_speak = ladder_io::read(&**self, |ladder| ladder.may_speak(&turn_id));
+                let may_speak = ladder_io::read(self.as_ref(), |ladder| ladder.may_speak(&turn_id));
                 if let (Some(on_sentence), true) = (&self.callbacks.on_sentence, may_speak) {
                     let turn_js = self.turn_js(&turn_id);
                     let text = JsValue::from_str(&text);
@@ -227,17 +227,19 @@ impl Shell for Shared {
             }
             Action::Deliver { turn_id, text } => {
                 // T6: checked again right before the answer leaves for TTS.
-                let accepted = ladder_io::read(&**self, |ladder| match ladder.turn(&turn_id) {
-                    Some(record) if ladder.may_deliver(&turn_id) => {
-                        record.accepted_request_id.clone()
-                    }
-                    _ => None,
-                });
+                let accepted =
+                    ladder_io::read(self.as_ref(), |ladder| match ladder.turn(&turn_id) {
+                        Some(record) if ladder.may_deliver(&turn_id) => {
+                            record.accepted_request_id.clone()
+                        }
+                        _ => None,
+                    });
                 if let Some(request_id) = accepted {
                     let (turn_js, text_js) =
-                        self.ladder.turn_strings(&**self, &turn_id, |strings| {
-                            (strings.turn_id.clone(), strings.answer(&request_id, &text))
-                        });
+                        self.ladder
+                            .turn_strings(self.as_ref(), &turn_id, |strings| {
+                                (strings.turn_id.clone(), strings.answer(&request_id, &text))
+                            });
                     let callback = &self.callbacks.on_accepted_text;
                     self.call_back(callback, "onAcceptedText", &turn_js, &text_js);
                 }
@@ -254,7 +256,7 @@ impl Shell for Shared {
             Action::Event(event)
                 if self.callbacks.app.wants_events() && !self.driver.is_disposed() =>
             {
-                let event_js = self.ladder.event_js(&**self, &event);
+                let event_js = self.ladder.event_js(self.as_ref(), &event);
                 self.callbacks.app.event(&event_js);
             }
             // The I/O was performed above.
@@ -322,7 +324,9 @@ impl Shared {
             Started::Existing => self.ladder.holds_turn(&turn_id),
         };
         if !still_open {
-            return Ok(Promise::resolve(&self.ladder.record_js(&**self, &turn_id)));
+            return Ok(Promise::resolve(
+                &self.ladder.record_js(self.as_ref(), &turn_id),
+            ));
         }
         let promise = glue::wait_for(&self.waiters, &turn_id_js);
         driver::pump(self);

@@ -15,7 +15,7 @@ use crate::core::voice::session::{SessionAction, SessionCore};
 use crate::core::voice::{VoiceCore, VoiceState};
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::callbacks::{AppCallbacks, Args};
-use crate::web::controller::{ladder_io, LadderHost, LadderIo};
+use crate::web::controller::{ladder_io, AnyLadderHost, LadderIo};
 use crate::web::convert::{range_error, type_error};
 use crate::web::driver::{self, Driver, Handle, Machine};
 use crate::web::transcriber::options::parse_microphone_args;
@@ -124,7 +124,7 @@ impl VoiceSession {
                 callbacks.on_event.take(),
                 driver.clock(),
             );
-            let host: Weak<dyn LadderHost> = weak.clone();
+            let host: Weak<AnyLadderHost> = weak.clone();
             Shared {
                 this: weak.clone(),
                 driver,

@@ -21,7 +21,7 @@ mod provision;
 mod socket;
 
 pub(crate) use capture::push_audio;
-pub(crate) use io::{TranscriberHost, TranscriberIo};
+pub(crate) use io::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
 pub use options::gladia_provisioner;
 
 use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
@@ -50,7 +50,7 @@ impl Machine for Transcriber {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     this: Weak<Shared>,
     driver: Driver<Transcriber>,
     callbacks: Callbacks,
@@ -127,7 +127,7 @@ impl LiveTranscriber {
         let Some(shared) = self.shared() else {
             return Promise::reject(&freed());
         };
-        shared.io.start(&*shared, || {
+        shared.io.start(shared.as_ref(), || {
             driver::input(&shared, |core, now| core.start(now));
         })
     }
@@ -160,7 +160,9 @@ impl LiveTranscriber {
                 Err(error) => return Promise::reject(&error),
             };
         match shared {
-            Some(shared) => shared.io.attach_microphone(&*shared, stream, worklet),
+            Some(shared) => shared
+                .io
+                .attach_microphone(shared.as_ref(), stream, worklet),
             None => Promise::reject(&freed()),
         }
     }
@@ -177,7 +179,7 @@ impl LiveTranscriber {
             .dyn_into::<Int16Array>()
             .map_err(|_| type_error("pcm must be an Int16Array"))?;
         if let Some(shared) = self.shared() {
-            push_audio(&*shared, &pcm);
+            push_audio(shared.as_ref(), &pcm);
         }
         Ok(())
     }
@@ -191,7 +193,7 @@ impl LiveTranscriber {
             return Promise::resolve(&JsValue::UNDEFINED);
         };
         shared.io.release_microphone();
-        let stopped = shared.io.until_stopped(&*shared);
+        let stopped = shared.io.until_stopped(shared.as_ref());
         driver::input(&shared, |core, now| core.stop(now));
         stopped
     }
@@ -289,14 +291,14 @@ impl Shell for Shared {
     }
 
     fn perform(self: &Rc<Self>, action: Action) {
-        let Some(action) = self.io.perform(&**self, action) else {
+        let Some(action) = self.io.perform(self.as_ref(), action) else {
             return;
         };
         match action {
             Action::StateChanged(state) => {
                 // `onEvent` gets the close the core just answered, if any, before the state.
                 if self.app.wants_events() {
-                    if let Some(event) = TranscriberIo::close_event(&**self) {
+                    if let Some(event) = TranscriberIo::close_event(self.as_ref()) {
                         self.app.event(&event);
                     }
                 }
@@ -336,7 +338,7 @@ impl TranscriberHost for Shared {
         Some(&self.io)
     }
 
-    fn weak_host(&self) -> Weak<dyn TranscriberHost> {
+    fn weak_host(&self) -> Weak<AnyTranscriberHost> {
         self.this.clone()
     }
 

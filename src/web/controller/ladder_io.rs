@@ -27,8 +27,17 @@ pub(crate) trait LadderHost: Host {
     fn ladder(&self) -> Option<Ref<'_, TurnLadder>>;
 }
 
+/// The host the I/O code is written against. Where `VoiceSession` is built too there are two
+/// hosts and the code is there once, behind `dyn`; a build of the controller alone has one host,
+/// `TurnController`'s, and dispatches to it statically: no vtables, calls inlined (a smaller
+/// wasm for `turnguard/controller`).
+#[cfg(feature = "voice")]
+pub(crate) type AnyLadderHost = dyn LadderHost;
+#[cfg(not(feature = "voice"))]
+pub(crate) type AnyLadderHost = super::Shared;
+
 /// Feeds the ladder one input and performs what it queued.
-pub(crate) fn input(host: &dyn LadderHost, input: impl FnOnce(&mut TurnLadder, Millis)) {
+pub(crate) fn input(host: &AnyLadderHost, input: impl FnOnce(&mut TurnLadder, Millis)) {
     if let Some((mut ladder, now)) = host.ladder_mut() {
         input(&mut ladder, now);
     }
@@ -37,7 +46,7 @@ pub(crate) fn input(host: &dyn LadderHost, input: impl FnOnce(&mut TurnLadder, M
 
 /// Reads the ladder; a ladder out of reach (never while no JS runs under a borrow) reads as the
 /// default: nothing may be spoken or started.
-pub(crate) fn read<R: Default>(host: &dyn LadderHost, read: impl FnOnce(&TurnLadder) -> R) -> R {
+pub(crate) fn read<R: Default>(host: &AnyLadderHost, read: impl FnOnce(&TurnLadder) -> R) -> R {
     host.ladder()
         .map(|ladder| read(&ladder))
         .unwrap_or_default()
@@ -61,11 +70,13 @@ impl LadderIo {
     pub(crate) fn new(
         routes: Vec<JsRoute>,
         answer_read_chars: usize,
-        host: Weak<dyn LadderHost>,
+        host: Weak<AnyLadderHost>,
     ) -> Self {
         let report = move |id: u32, kind: u8, value: JsValue| -> bool {
             match host.upgrade() {
-                Some(host) => host.ladder_io().on_attempt_report(&*host, id, kind, &value),
+                Some(host) => host
+                    .ladder_io()
+                    .on_attempt_report(host.as_ref(), id, kind, &value),
                 None => false,
             }
         };
@@ -83,7 +94,7 @@ impl LadderIo {
 
     /// Performs the ladder's I/O: route calls and aborts, and the release of a settled turn's
     /// resources. Every other action is given back: it is the host's to report.
-    pub(crate) fn perform(&self, host: &dyn LadderHost, action: Action) -> Option<Action> {
+    pub(crate) fn perform(&self, host: &AnyLadderHost, action: Action) -> Option<Action> {
         match action {
             Action::StartAttempt {
                 request_id,
@@ -105,7 +116,7 @@ impl LadderIo {
         None
     }
 
-    fn abort_attempt(&self, host: &dyn LadderHost, request_id: &AttemptId) {
+    fn abort_attempt(&self, host: &AnyLadderHost, request_id: &AttemptId) {
         let controller = {
             let mut io = self.io.borrow_mut();
             let id = io.live_attempt(request_id);
@@ -150,7 +161,7 @@ impl LadderIo {
     }
 
     /// The event object of a ladder event (T14).
-    pub(crate) fn event_js(&self, host: &dyn LadderHost, event: &Event) -> JsValue {
+    pub(crate) fn event_js(&self, host: &AnyLadderHost, event: &Event) -> JsValue {
         self.turn_strings(host, event_turn_id(event), |strings| {
             event_to_js(event, strings, &self.route_names)
         })
@@ -173,7 +184,7 @@ impl LadderIo {
     }
 
     /// The record of a running or retained turn, or `undefined`.
-    pub(crate) fn record_js(&self, host: &dyn LadderHost, turn_id: &str) -> JsValue {
+    pub(crate) fn record_js(&self, host: &AnyLadderHost, turn_id: &str) -> JsValue {
         read(host, |ladder| {
             ladder.turn(turn_id).map(|record| {
                 record_to_js(record, &TurnStrings::decoded(record), &self.route_names)
@@ -185,7 +196,7 @@ impl LadderIo {
     /// Runs `with` on the JS strings of a turn: the ones held, or decoded from its record.
     pub(crate) fn turn_strings<T>(
         &self,
-        host: &dyn LadderHost,
+        host: &AnyLadderHost,
         turn_id: &str,
         with: impl FnOnce(&TurnStrings) -> T,
     ) -> T {
@@ -205,7 +216,7 @@ impl LadderIo {
 
 /// The conversation so far as chat messages, oldest first (`VoiceSession.history`).
 #[cfg(feature = "voice")]
-pub(crate) fn history_messages(host: &dyn LadderHost) -> Array {
+pub(crate) fn history_messages(host: &AnyLadderHost) -> Array {
     let messages = Array::new();
     let exchanges = read(host, |ladder| {
         ladder.history().cloned().collect::<Vec<Exchange>>()

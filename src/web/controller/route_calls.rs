@@ -2,11 +2,14 @@
 //! `glue.watch`, and each report handed to the ladder (T3, T4, T6, T12, T15).
 
 use super::attempts::{AttemptIo, TurnIo};
-use super::ladder_io::{history_js, input, read, LadderHost, LadderIo};
+use super::ladder_io::{history_js, input, read, AnyLadderHost, LadderIo};
+// The hosts' methods, for a build with one host (not `dyn`; see `AnyLadderHost`).
 use super::{new_abort_controller, CHUNK, END, REJECTED, RESOLVED};
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::turn::AttemptId;
+#[cfg_attr(feature = "voice", allow(unused_imports))]
+use crate::web::driver::Host as _;
 use crate::web::glue;
 use crate::web::report::{failure_from_code, Answer, TurnStrings};
 use js_sys::JsString;
@@ -17,7 +20,7 @@ impl LadderIo {
     /// watches its outcome.
     pub(super) fn start_attempt(
         &self,
-        host: &dyn LadderHost,
+        host: &AnyLadderHost,
         request_id: AttemptId,
         route: usize,
         history: Option<Vec<Exchange>>,
@@ -115,7 +118,7 @@ impl LadderIo {
     /// is still wanted; a stream that is not is forgotten at once (its reader stops).
     pub(super) fn on_attempt_report(
         &self,
-        host: &dyn LadderHost,
+        host: &AnyLadderHost,
         id: u32,
         kind: u8,
         value: &JsValue,

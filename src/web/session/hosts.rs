@@ -8,7 +8,7 @@ use crate::core::time::Millis;
 use crate::core::turn::TurnLadder;
 use crate::web::controller::{LadderHost, LadderIo};
 use crate::web::driver::{self, Host};
-use crate::web::transcriber::{TranscriberHost, TranscriberIo};
+use crate::web::transcriber::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
 use std::cell::{Ref, RefMut};
 use std::rc::Weak;
 use wasm_bindgen::JsValue;
@@ -45,7 +45,7 @@ impl TranscriberHost for Shared {
         self.stt.as_ref()
     }
 
-    fn weak_host(&self) -> Weak<dyn TranscriberHost> {
+    fn weak_host(&self) -> Weak<AnyTranscriberHost> {
         self.this.clone()
     }
 

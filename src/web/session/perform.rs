@@ -39,7 +39,7 @@ impl Shell for Shared {
 
 impl Shared {
     fn perform_turn(self: &Rc<Self>, action: TurnAction) {
-        let Some(action) = self.ladder.perform(&**self, action) else {
+        let Some(action) = self.ladder.perform(self.as_ref(), action) else {
             return;
         };
         match action {
@@ -50,7 +50,7 @@ impl Shared {
             }
             // The controller's events, `controller.onEvent` first, then `onEvent` (same object).
             TurnAction::Event(event) if !self.driver.is_disposed() => {
-                let event = self.ladder.event_js(&**self, &event);
+                let event = self.ladder.event_js(self.as_ref(), &event);
                 let app_on_event = &self.callbacks.controller_on_event;
                 self.call("controller.onEvent", app_on_event, Args::One(&event), None);
                 self.app.event(&event);
@@ -64,14 +64,14 @@ impl Shared {
         let Some(stt) = &self.stt else {
             return;
         };
-        let Some(action) = stt.perform(&**self, action) else {
+        let Some(action) = stt.perform(self.as_ref(), action) else {
             return;
         };
         match action {
             SttAction::StateChanged(state) => {
                 // `transcriber.onEvent` gets the close the transcriber just answered, if any.
                 if self.callbacks.transcriber_on_event.is_some() {
-                    if let Some(event) = TranscriberIo::close_event(&**self) {
+                    if let Some(event) = TranscriberIo::close_event(self.as_ref()) {
                         self.transcriber_event(&event);
                     }
                 }

@@ -3,7 +3,12 @@
 //! Shared by `LiveTranscriber` and `VoiceSession`.
 
 use super::errors::{aborted, dom_error};
-use super::io::{input, read, TranscriberHost, TranscriberIo};
+use super::io::{input, read, AnyTranscriberHost, TranscriberIo};
+// The hosts' methods, for a build with one host (not `dyn`; see `AnyTranscriberHost`).
+#[cfg_attr(feature = "voice", allow(unused_imports))]
+use super::io::TranscriberHost as _;
+#[cfg_attr(feature = "voice", allow(unused_imports))]
+use crate::web::driver::Host as _;
 use crate::web::microphone::{self, Capture, WorkletSource};
 use js_sys::{Int16Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -13,7 +18,7 @@ impl TranscriberIo {
     /// `worklet`: see `LiveTranscriber.attachMicrophone`.
     pub(crate) fn attach_microphone(
         &self,
-        host: &dyn TranscriberHost,
+        host: &AnyTranscriberHost,
         stream: JsValue,
         worklet: WorkletSource,
     ) -> Promise {
@@ -36,14 +41,14 @@ impl TranscriberIo {
             worklet,
             move |bytes| {
                 if let Some(host) = on_frame.upgrade() {
-                    push_bytes(&*host, bytes);
+                    push_bytes(host.as_ref(), bytes);
                 }
             },
             move |capture| {
                 // Dropping `capture` on any error path stops it.
                 let host = on_capture.upgrade().ok_or_else(aborted)?;
                 match host.transcriber_io() {
-                    Some(io) => io.adopt_capture(&*host, id, capture),
+                    Some(io) => io.adopt_capture(host.as_ref(), id, capture),
                     None => Err(aborted()),
                 }
             },
@@ -57,7 +62,7 @@ impl TranscriberIo {
 
     fn adopt_capture(
         &self,
-        host: &dyn TranscriberHost,
+        host: &AnyTranscriberHost,
         id: u32,
         capture: Capture,
     ) -> Result<(), JsValue> {
@@ -81,7 +86,7 @@ impl TranscriberIo {
 }
 
 /// One frame of the app's PCM16 audio (`sendAudio`).
-pub(crate) fn push_audio(host: &dyn TranscriberHost, pcm: &Int16Array) {
+pub(crate) fn push_audio(host: &AnyTranscriberHost, pcm: &Int16Array) {
     // The samples' bytes as they lie in memory: little-endian in every browser, as the wire wants.
     let bytes = Uint8Array::new_with_byte_offset_and_length(
         &pcm.buffer(),
@@ -92,14 +97,14 @@ pub(crate) fn push_audio(host: &dyn TranscriberHost, pcm: &Int16Array) {
     push_bytes(host, bytes);
 }
 
-fn push_bytes(host: &dyn TranscriberHost, bytes: Vec<u8>) {
+fn push_bytes(host: &AnyTranscriberHost, bytes: Vec<u8>) {
     input(host, |stt, now| {
         stt.send_audio(bytes, now);
     });
 }
 
 /// Whether audio is still wanted: not disposed, not over, not stopping.
-pub(crate) fn accepts_audio(host: &dyn TranscriberHost) -> bool {
+pub(crate) fn accepts_audio(host: &AnyTranscriberHost) -> bool {
     !host.is_disposed()
         && read(host, |stt| !stt.state().is_terminal() && !stt.is_stopping()).unwrap_or(false)
 }

@@ -22,7 +22,7 @@ pub(crate) trait TranscriberHost: Host {
     /// The transcriber's I/O (`None`: a session that takes typed input only).
     fn transcriber_io(&self) -> Option<&TranscriberIo>;
     /// The host, held weakly by callbacks that come later (a socket event, a settled provision).
-    fn weak_host(&self) -> Weak<dyn TranscriberHost>;
+    fn weak_host(&self) -> Weak<AnyTranscriberHost>;
     /// The transcriber, lent for one input at the current time.
     fn transcriber_mut(&self) -> Option<(RefMut<'_, Transcriber>, Millis)>;
     /// The transcriber, lent for reading.
@@ -34,14 +34,23 @@ pub(crate) trait TranscriberHost: Host {
     fn report_error(&self, error: &JsValue);
 }
 
+/// The host the I/O code is written against. Where `VoiceSession` is built too there are two
+/// hosts and the code is there once, behind `dyn`; a build of the transcriber alone has one host,
+/// `LiveTranscriber`'s, and dispatches to it statically: no vtables, calls inlined (a smaller
+/// wasm for `turnguard/transcriber`).
+#[cfg(feature = "voice")]
+pub(crate) type AnyTranscriberHost = dyn TranscriberHost;
+#[cfg(not(feature = "voice"))]
+pub(crate) type AnyTranscriberHost = super::Shared;
+
 /// Feeds the transcriber one input and performs what it queued.
-pub(crate) fn input(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
+pub(crate) fn input(host: &AnyTranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
     update(host, input);
     host.pump();
 }
 
 /// Feeds the transcriber one input; the running pump performs what it queued.
-fn update(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
+fn update(host: &AnyTranscriberHost, input: impl FnOnce(&mut Transcriber, Millis)) {
     if let Some((mut stt, now)) = host.transcriber_mut() {
         input(&mut stt, now);
     }
@@ -49,14 +58,14 @@ fn update(host: &dyn TranscriberHost, input: impl FnOnce(&mut Transcriber, Milli
 
 /// Reads the transcriber: `None` when it is out of reach.
 pub(crate) fn read<R>(
-    host: &dyn TranscriberHost,
+    host: &AnyTranscriberHost,
     read: impl FnOnce(&Transcriber) -> R,
 ) -> Option<R> {
     host.transcriber().map(|stt| read(&stt))
 }
 
 /// The transcriber's state; `Stopped` when out of reach.
-pub(crate) fn state(host: &dyn TranscriberHost) -> State {
+pub(crate) fn state(host: &AnyTranscriberHost) -> State {
     read(host, Transcriber::state).unwrap_or(State::Stopped)
 }
 
@@ -114,7 +123,7 @@ impl TranscriberIo {
     /// Performs the core's I/O actions, checked against its state right before they are done (a
     /// re-entrant stop/free from a callback may have come after they were queued). Every other
     /// action is given back: it is the host's to report.
-    pub(crate) fn perform(&self, host: &dyn TranscriberHost, action: Action) -> Option<Action> {
+    pub(crate) fn perform(&self, host: &AnyTranscriberHost, action: Action) -> Option<Action> {
         match action {
             Action::Provision => {
                 if state(host) == State::Provisioning {
@@ -156,7 +165,7 @@ impl TranscriberIo {
     /// `start()`: resolves once the socket first opens; rejects with the terminal error if the
     /// transcriber fails first, or an `AbortError` if it is stopped first. `start_core` feeds
     /// the start (the host's own input: a session also starts its voice core).
-    pub(crate) fn start(&self, host: &dyn TranscriberHost, start_core: impl FnOnce()) -> Promise {
+    pub(crate) fn start(&self, host: &AnyTranscriberHost, start_core: impl FnOnce()) -> Promise {
         match state(host) {
             State::Open => Promise::resolve(&JsValue::UNDEFINED),
             State::Failed => Promise::reject(&self.io.borrow().failure),
@@ -175,7 +184,7 @@ impl TranscriberIo {
     }
 
     /// A promise of the transcriber's end (`stopped` or `failed`); resolved at once when over.
-    pub(crate) fn until_stopped(&self, host: &dyn TranscriberHost) -> Promise {
+    pub(crate) fn until_stopped(&self, host: &AnyTranscriberHost) -> Promise {
         if state(host).is_terminal() {
             return Promise::resolve(&JsValue::UNDEFINED);
         }
@@ -233,7 +242,7 @@ impl TranscriberIo {
     }
 
     /// The close the core just answered, as an `onEvent` event (taken: reported once).
-    pub(crate) fn close_event(host: &dyn TranscriberHost) -> Option<JsValue> {
+    pub(crate) fn close_event(host: &AnyTranscriberHost) -> Option<JsValue> {
         let report = host.transcriber_mut()?.0.take_close_report()?;
         Some(
             JsObject::new()
@@ -246,7 +255,7 @@ impl TranscriberIo {
         )
     }
 
-    fn provision(&self, host: &dyn TranscriberHost) {
+    fn provision(&self, host: &AnyTranscriberHost) {
         let id = {
             let mut io = self.io.borrow_mut();
             io.provision_id = io.provision_id.wrapping_add(1);
@@ -271,13 +280,13 @@ impl TranscriberIo {
             let outcome = provision::outcome(settled).await;
             if let Some(host) = weak.upgrade() {
                 if let Some(io) = host.transcriber_io() {
-                    io.on_provision_settled(&*host, id, outcome);
+                    io.on_provision_settled(host.as_ref(), id, outcome);
                 }
             }
         });
     }
 
-    fn on_provision_settled(&self, host: &dyn TranscriberHost, id: u32, outcome: Provisioned) {
+    fn on_provision_settled(&self, host: &AnyTranscriberHost, id: u32, outcome: Provisioned) {
         // Every call the app's `provision()` settled is reported, whether its result still counts.
         host.provision_settled(match &outcome {
             Provisioned::Session { .. } => None,
@@ -325,7 +334,7 @@ impl TranscriberIo {
         }
     }
 
-    fn connect(&self, host: &dyn TranscriberHost, url: &str) {
+    fn connect(&self, host: &AnyTranscriberHost, url: &str) {
         self.close_socket();
         let id = {
             let mut io = self.io.borrow_mut();
@@ -337,7 +346,7 @@ impl TranscriberIo {
         let socket = Socket::open(url, &protocols, self.max_message_bytes, move |event| {
             if let Some(host) = weak.upgrade() {
                 if let Some(io) = host.transcriber_io() {
-                    io.on_socket_event(&*host, id, event);
+                    io.on_socket_event(host.as_ref(), id, event);
                 }
             }
         });
@@ -354,7 +363,7 @@ impl TranscriberIo {
         drop(socket); // closes it, outside the borrow
     }
 
-    fn on_socket_event(&self, host: &dyn TranscriberHost, id: u32, event: SocketEvent) {
+    fn on_socket_event(&self, host: &AnyTranscriberHost, id: u32, event: SocketEvent) {
         let closed = {
             let mut io = self.io.borrow_mut();
             if io.socket_id != id || io.socket.is_none() {
