@@ -309,8 +309,8 @@ export interface VoiceSessionOptions {
   synthesize: Synthesize;
   audioContext?: AudioContext;
   destination?: AudioNode;
-  /** TurnController options; the session sets `recoveryText`, `onSentence`, `onAcceptedText` and `onRecovery`. */
-  controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery">>;
+  /** TurnController options; the session sets `recoveryText`, `onSentence`, `onAcceptedText`, `onRecovery` and `onError` (a throwing `controller.onEvent` goes to the session's `onError`). */
+  controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery" | "onError">>;
   /** LiveTranscriber options; the session sets `provision` and the callbacks. */
   transcriber?: Partial<Omit<LiveTranscriberOptions, "provision" | "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
   /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */

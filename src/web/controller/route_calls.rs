@@ -1,7 +1,7 @@
 //! Calling a route and following what it does: a fresh signal per attempt, the hostile-object-safe
 //! `glue.watch`, and each report handed to the ladder (T3, T4, T6, T12, T15).
 
-use super::attempts::{AttemptIo, TurnIo};
+use super::attempts::AttemptIo;
 use super::ladder_io::{history_js, input, read, AnyLadderHost, LadderIo};
 // The hosts' methods, for a build with one host (not `dyn`; see `AnyLadderHost`).
 use super::{new_abort_controller, CHUNK, END, REJECTED, RESOLVED};
@@ -45,15 +45,9 @@ impl LadderIo {
         // start inside its machine): decoded once, from the record.
         if !self.holds_turn(request_id.turn_id()) {
             let turn_id = request_id.turn_id();
-            let decoded = read(host, |ladder| {
-                ladder.turn(turn_id).map(TurnStrings::decoded)
-            });
+            let decoded = read(host, |ladder| ladder.turn(turn_id).map(TurnStrings::decoded));
             if let Some(strings) = decoded {
-                let turn = TurnIo {
-                    strings,
-                    live: Vec::new(),
-                };
-                self.io.borrow_mut().turns.insert(turn_id.to_owned(), turn);
+                self.open_turn(turn_id.to_owned(), strings.turn_id, strings.input);
             }
         }
         let history = history_js(history);
