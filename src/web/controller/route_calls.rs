@@ -45,7 +45,9 @@ impl LadderIo {
         // start inside its machine): decoded once, from the record.
         if !self.holds_turn(request_id.turn_id()) {
             let turn_id = request_id.turn_id();
-            let decoded = read(host, |ladder| ladder.turn(turn_id).map(TurnStrings::decoded));
+            let decoded = read(host, |ladder| {
+                ladder.turn(turn_id).map(TurnStrings::decoded)
+            });
             if let Some(strings) = decoded {
                 self.open_turn(turn_id.to_owned(), strings.turn_id, strings.input);
             }

@@ -3,12 +3,11 @@
 //! said or what the agent answered, never a credential or a header (T14).
 
 use super::Shared;
-use crate::core::stt::transcriber::{State, Transcriber};
+use crate::core::stt::transcriber::{State, Transcriber, TranscriberError};
 use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
 use crate::web::callbacks::Args;
 use crate::web::js_object::JsObject;
-use js_sys::Reflect;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -151,17 +150,18 @@ impl Shared {
     }
 
     /// A transcriber error, as its code, terminality, HTTP status and dropped frames.
-    pub(super) fn emit_transcriber_error(&self, error: &JsValue) {
-        let mut object = event(self, "transcriber_error");
-        for key in ["code", "terminal", "status", "frames"] {
-            let value = Reflect::get(error, &JsValue::from_str(key)).unwrap_or_default();
-            if !value.is_undefined()
-                && (value.as_string().is_some()
-                    || value.as_f64().is_some()
-                    || value.as_bool().is_some())
-            {
-                object = object.set(key, value);
+    pub(super) fn emit_transcriber_error(&self, error: &TranscriberError) {
+        let mut object = event(self, "transcriber_error")
+            .set("code", error.code())
+            .set("terminal", error.is_terminal());
+        match *error {
+            TranscriberError::ProvisionRejected { status } if status > 0 => {
+                object = object.set("status", f64::from(status));
             }
+            TranscriberError::AudioDropped { frames, .. } => {
+                object = object.set("frames", frames as f64);
+            }
+            _ => {}
         }
         self.emit(object);
     }

@@ -79,9 +79,8 @@ impl Shared {
                 stt.state_changed(state);
             }
             SttAction::Error(error) => {
-                let error = stt.error_js(&error);
                 self.emit_transcriber_error(&error);
-                self.report_error(&error);
+                self.report_error(&stt.error_js(&error));
             }
             // The guess's text stays inside: events carry no conversation text.
             SttAction::EagerFinal { utterance, .. } => {
