@@ -17,10 +17,10 @@ fn audio_goes_out_in_the_profiles_framing_rate_and_frame_sizes() {
         let pacing = f.profile.pacing;
         let piece = f.wire_frame_bytes();
         // Sizes on the wire of the profile's smallest and largest frames.
-        let wire = |ms: u64| usize::try_from(ms).unwrap_or(usize::MAX) / 20 * piece;
+        let wire = |ms: u64| usize::try_from(ms).unwrap_or(usize::MAX) * piece / 20;
         let (min, max) = (wire(pacing.min_frame_ms), wire(pacing.max_frame_ms));
         let mut c = Conversation::opened(f);
-        let mut actions = c.speak(21);
+        let mut actions = c.speak(20);
         // A tail under the smallest size goes out too on stop, padded.
         c.d.t.stop(c.d.now);
         actions.extend(c.d.take());
@@ -36,11 +36,14 @@ fn audio_goes_out_in_the_profiles_framing_rate_and_frame_sizes() {
         }
         if min == 0 {
             let rate = f.profile.sample_rate.unwrap_or(16_000);
-            assert_eq!(sizes, [piece; 21], "{name}: 20 ms frames at {rate} Hz");
+            assert_eq!(sizes, [piece; 20], "{name}: 20 ms frames at {rate} Hz");
         } else {
             assert!(sizes.iter().all(|&s| s >= min), "{name}: {sizes:?}");
+            if 20 % (f.held_frames() + 1) != 0 {
+                assert_eq!(sizes.last(), Some(&min), "{name}: the tail padded");
+            }
         }
-        assert_run(f, &sent(&actions), 1, 21, "every frame once, in order");
+        assert_run(f, &sent(&actions), 1, 20, "every frame once, in order");
         // One frame of 3 s: split where the protocol has a largest size.
         let mut c = Conversation::opened(f);
         let three_seconds: Vec<u8> = (1..=150).flat_map(frame).collect();
@@ -120,31 +123,41 @@ fn the_start_goes_first_and_audio_flows_when_the_protocol_allows() {
 }
 
 #[test]
-fn a_backlog_goes_out_no_faster_than_the_profile_allows() {
+fn a_backlog_goes_out_as_fast_as_the_profile_allows_and_no_faster() {
     all(|f| {
         let name = f.name();
         let pacing = f.profile.pacing;
+        let rate = u64::from(pacing.rate_percent);
         let mut c = Conversation::new(f);
         c.capture(200); // 4 s captured before the socket opens
         let mut actions = c.connect();
         let opened_at = c.d.now.0;
         let at_open = sent(&actions).len();
-        let mut sent_ms = 20 * at_open as u64;
+        let (mut sent_ms, mut done_at) = (20 * at_open as u64, opened_at);
         for _ in 0..600 {
             let step = c.d.advance(10);
+            let elapsed = c.d.now.0 - opened_at;
+            if !sent(&step).is_empty() {
+                done_at = elapsed;
+            }
             sent_ms += 20 * sent(&step).len() as u64;
             actions.extend(step);
-            if pacing.rate_percent > 0 {
-                let elapsed = c.d.now.0 - opened_at;
-                let budget = elapsed * u64::from(pacing.rate_percent) / 100 + pacing.allowance_ms;
+            if rate > 0 {
+                let budget = elapsed * rate / 100 + pacing.allowance_ms;
                 assert!(
                     sent_ms <= budget,
                     "{name}: {sent_ms} ms sent by {elapsed} ms"
                 );
             }
         }
-        if pacing.rate_percent == 0 {
+        if rate == 0 {
             assert_eq!(at_open, 200, "{name}: unpaced: all of it at once");
+        } else {
+            let needed = (sent_ms - pacing.allowance_ms.min(sent_ms)) * 100 / rate;
+            assert!(
+                done_at <= needed + 100,
+                "{name}: done at {done_at} ms, not {needed}"
+            );
         }
         assert_run(f, &sent(&actions), 1, 200, "all of it, in order");
     });
