@@ -150,14 +150,13 @@ fn a_backlog_goes_out_as_fast_as_the_profile_allows_and_no_faster() {
                 );
             }
         }
-        if rate == 0 {
-            assert_eq!(at_open, 200, "{name}: unpaced: all of it at once");
-        } else {
-            let needed = (sent_ms - pacing.allowance_ms.min(sent_ms)) * 100 / rate;
-            assert!(
+        let beyond_allowance = sent_ms.saturating_sub(pacing.allowance_ms);
+        match (beyond_allowance * 100).checked_div(rate) {
+            None => assert_eq!(at_open, 200, "{name}: unpaced: all of it at once"),
+            Some(needed) => assert!(
                 done_at <= needed + 100,
                 "{name}: done at {done_at} ms, not {needed}"
-            );
+            ),
         }
         assert_run(f, &sent(&actions), 1, 200, "all of it, in order");
     });

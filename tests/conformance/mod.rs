@@ -45,29 +45,34 @@ pub struct Start {
     pub config: &'static str,
 }
 
-/// A close and what it means, with the message the server sent right before it, if any.
+/// Closes with these codes and what they mean, after the message the server sent right before
+/// them, if any.
 #[derive(Clone, Copy, Debug)]
 pub struct CloseCase {
     pub before: Option<&'static str>,
-    pub code: u16,
+    pub codes: &'static [u16],
     pub class: CloseClass,
 }
 
 impl CloseCase {
-    /// A close whose code alone says what it means.
-    pub const fn code(code: u16, class: CloseClass) -> CloseCase {
+    /// Closes whose code alone says what they mean.
+    pub const fn codes(codes: &'static [u16], class: CloseClass) -> CloseCase {
         CloseCase {
             before: None,
-            code,
+            codes,
             class,
         }
     }
 
-    /// A close that means what the message before it says.
-    pub const fn after(before: &'static str, code: u16, class: CloseClass) -> CloseCase {
+    /// Closes that mean what the message before them says.
+    pub const fn after(
+        before: &'static str,
+        codes: &'static [u16],
+        class: CloseClass,
+    ) -> CloseCase {
         CloseCase {
             before: Some(before),
-            code,
+            codes,
             class,
         }
     }

@@ -19,19 +19,22 @@ pub const FIXTURE: Fixture = Fixture {
     utterance,
     partial: |said| turn(said, false, false, said.text, false),
     piece: Some(|said| vec![turn(said, false, false, said.text, true)]),
-    speech_start: Some(|said| format!(r#"{{"type":"SpeechStarted","timestamp":{}}}"#, said.start_ms)),
+    speech_start: Some(|said| {
+        format!(
+            r#"{{"type":"SpeechStarted","timestamp":{}}}"#,
+            said.start_ms
+        )
+    }),
     ack: None,
     receipt: None,
     session_over: None,
     finish: |_| vec![FORCE_ENDPOINT.into(), TERMINATE.into()],
     end: &[r#"{"type":"Termination","audio_duration_seconds":2,"session_duration_seconds":3}"#],
     closes: &[
-        CloseCase::code(1008, CloseClass::Retry),
-        CloseCase::code(3005, CloseClass::Retry),
-        CloseCase::code(3006, CloseClass::Fatal),
-        CloseCase::code(3007, CloseClass::Fatal),
-        CloseCase::code(3008, CloseClass::SessionOver),
-        CloseCase::code(3009, CloseClass::Throttled),
+        CloseCase::codes(&[1008, 3005], CloseClass::Retry),
+        CloseCase::codes(&[3006, 3007], CloseClass::Fatal),
+        CloseCase::codes(&[3008], CloseClass::SessionOver),
+        CloseCase::codes(&[3009], CloseClass::Throttled),
     ],
     ignored: &[
         r#"{"type":"Begin","id":"s1","expires_at":1}"#,
@@ -55,7 +58,13 @@ fn utterance(said: &Said) -> Vec<String> {
 
 /// A `Turn` of `said` (its number on this connection) whose words are `transcript`'s, final or
 /// not, ending at `said.end_ms`.
-fn turn(said: &Said, end_of_turn: bool, formatted: bool, transcript: &str, final_words: bool) -> String {
+fn turn(
+    said: &Said,
+    end_of_turn: bool,
+    formatted: bool,
+    transcript: &str,
+    final_words: bool,
+) -> String {
     let words: Vec<String> = transcript
         .split_whitespace()
         .map(|word| {

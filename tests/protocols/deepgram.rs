@@ -31,9 +31,8 @@ pub const FIXTURE: Fixture = Fixture {
     finish: |_| vec![FINALIZE.into(), CLOSE_STREAM.into()],
     end: &[METADATA],
     closes: &[
-        CloseCase::code(1011, CloseClass::Retry),
-        CloseCase::code(1000, CloseClass::Retry),
-        CloseCase::code(1008, CloseClass::Fatal),
+        CloseCase::codes(&[1011, 1000], CloseClass::Retry),
+        CloseCase::codes(&[1008], CloseClass::Fatal),
     ],
     ignored: &[r#"{"type":"UtteranceEnd","channel":[0,1],"last_word_end":1.0}"#],
     unknown: &[r#"{"type":"Brand_New"}"#],
@@ -56,7 +55,13 @@ fn utterance(said: &Said) -> Vec<String> {
 }
 
 /// A `Results` message over `[start_ms, end_ms]` of this connection's audio.
-fn results(transcript: &str, is_final: bool, speech_final: bool, start_ms: u64, end_ms: u64) -> String {
+fn results(
+    transcript: &str,
+    is_final: bool,
+    speech_final: bool,
+    start_ms: u64,
+    end_ms: u64,
+) -> String {
     format!(
         r#"{{"type":"Results","channel_index":[0,1],"duration":{},"start":{},"is_final":{is_final},"speech_final":{speech_final},"channel":{{"alternatives":[{{"transcript":"{transcript}","confidence":0.9,"words":[]}}]}},"metadata":{{"request_id":"r"}}}}"#,
         seconds(end_ms - start_ms),

@@ -22,12 +22,8 @@ pub const FIXTURE: Fixture = Fixture {
     finish: |_| vec![STOP_RECORDING.into()],
     end: &[r#"{"type":"end_recording"}"#],
     closes: &[
-        CloseCase::code(1000, CloseClass::Retry),
-        CloseCase::code(3999, CloseClass::Retry),
-        CloseCase::code(4000, CloseClass::SessionOver),
-        CloseCase::code(4403, CloseClass::SessionOver),
-        CloseCase::code(4999, CloseClass::SessionOver),
-        CloseCase::code(5000, CloseClass::Retry),
+        CloseCase::codes(&[1000, 3999, 5000], CloseClass::Retry),
+        CloseCase::codes(&[4000, 4403, 4999], CloseClass::SessionOver),
     ],
     ignored: &[
         r#"{"type":"post_summarization","data":{}}"#,

@@ -33,9 +33,8 @@ pub const FIXTURE: Fixture = Fixture {
         r#"{"type":"conversation.item.input_audio_transcription.completed","event_id":"e","item_id":"finish","content_index":0,"transcript":""}"#,
     ],
     closes: &[
-        CloseCase::code(1001, CloseClass::Retry),
-        CloseCase::code(1011, CloseClass::Retry),
-        CloseCase::code(4000, CloseClass::Fatal),
+        CloseCase::codes(&[1001, 1011], CloseClass::Retry),
+        CloseCase::codes(&[4000], CloseClass::Fatal),
     ],
     ignored: &[
         r#"{"type":"session.created","session":{}}"#,
