@@ -111,7 +111,7 @@ fn the_start_goes_first_and_audio_flows_when_the_protocol_allows() {
             [] as [u32; 0],
             "{name}: no audio before the answer"
         );
-        assert_eq!(messages(&held).len(), 1, "{name}: nor the finish");
+        assert_eq!(messages(&held), first, "{name}: nor the finish");
         let flowing = c.hear(started);
         assert_eq!(
             sent(&flowing),
