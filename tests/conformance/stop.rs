@@ -90,8 +90,6 @@ fn stop_finishes_after_the_backlog_and_the_servers_end_ends_it() {
 /// Where audio is paced and small frames are joined, the last one, padded on `stop()`, goes out
 /// when the pace allows it, and the finish after it.
 #[test]
-#[ignore = "core bug, reported: AudioBuffer::next_send_at paces the tail by its unpadded size, \
-            so poll_timeout() stays due without sending (a busy timer)"]
 fn stop_pads_the_tail_of_a_paced_backlog_and_finishes_after_it() {
     every(
         |f| f.profile.pacing.rate_percent > 0 && f.held_frames() > 0,
