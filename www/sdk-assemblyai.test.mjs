@@ -14,7 +14,7 @@ import tls from "node:tls";
 import { AssemblyAI } from "assemblyai";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 const opensslMissing = (() => {

@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 import { DeepgramClient } from "@deepgram/sdk";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 
@@ -79,7 +79,7 @@ test("a token granted through the SDK opens the socket; an expired one is refuse
   socket.sendKeepAlive({ type: "KeepAlive" });
   socket.sendCloseStream({ type: "CloseStream" });
   assert.equal(await closed, 1000);
-  const expired = await (await fetch(new URL("/v1/auth/grant?expired=1", stack.url), { method: "POST", headers: { authorization: "Token dev" } })).json();
+  const expired = await (await fetch(new URL("/v1/auth/grant?mock_expired=1", stack.url), { method: "POST", headers: { authorization: "Token dev" } })).json();
   await assert.rejects(connect({ mock_key: "sdk-expired" }, clientWith({ accessToken: expired.access_token })));
   const stats = (await (await fetch(new URL("/__stats", stack.url))).json()).deepgram.keys;
   assert.equal(stats["sdk-bearer"].bearer, 1);
@@ -88,7 +88,7 @@ test("a token granted through the SDK opens the socket; an expired one is refuse
 });
 
 test("idle for the idle limit: close 1011 NET-0001; an empty frame: close 1008", async () => {
-  const idle = await connect({ mock_key: "sdk-idle", idle_ms: "300" });
+  const idle = await connect({ mock_key: "sdk-idle", mock_idle_ms: "300" });
   assert.equal(await idle.closed, 1011);
   const empty = await connect({ mock_key: "sdk-empty" });
   empty.socket.sendMedia(Buffer.alloc(0));

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { WebSocket as NodeWebSocket } from "ws";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 // The client uses the global WebSocket, which Node 20 has only behind a flag.
 globalThis.WebSocket ??= NodeWebSocket;
@@ -71,7 +71,7 @@ test("the client gets session_started, partials and each commit in both forms, V
   assert.deepEqual(timed.map((data) => [data.text, data.words.at(-1).end]), [["w0 w25", 1], ["w50", 1.2]]);
   assert.ok(of(messages, RealtimeEvents.PARTIAL_TRANSCRIPT).length >= 2, "partials");
   const stats = (await (await fetch(`http://127.0.0.1:${stack.port}/__stats`)).json()).elevenlabs.keys["sdk-el"];
-  assert.deepEqual([stats.chunks, stats.commits, stats.badChunks, stats.refused], [60, 1, 0, 0]);
+  assert.deepEqual([stats.frames, stats.commits, stats.badChunks, stats.refused], [60, 1, 0, 0]);
 });
 
 test("a token opens one connection: reused, it gets auth_error and close 1008", async () => {

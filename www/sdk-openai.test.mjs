@@ -17,7 +17,7 @@ import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 const opensslMissing = (() => {
@@ -112,7 +112,7 @@ test("the SDK mints a secret, streams 24 kHz audio and gets committed items, del
 });
 
 test("an expired client secret is refused at the handshake", { skip: opensslMissing }, async () => {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/v1/realtime/client_secrets?expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: "{}" });
+  const response = await fetch(`http://127.0.0.1:${stack.port}/v1/realtime/client_secrets?mock_expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: "{}" });
   const { value } = await response.json();
   const rt = new OpenAIRealtimeWS({ intent: "transcription" }, clientWith(value));
   rt.on("error", () => {});

@@ -9,7 +9,7 @@ import { after, before, test } from "node:test";
 import { WebSocket as NodeWebSocket } from "ws";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 // The SDK uses the global WebSocket, which Node 20 has only behind a flag.
 globalThis.WebSocket ??= NodeWebSocket;
@@ -77,7 +77,7 @@ test("the SDK sends the configuration with a temporary key, streams audio and ge
 
 test("an expired temporary key gets error 401", async () => {
   const http = `http://127.0.0.1:${stack.port}`;
-  const response = await fetch(`${http}/v1/auth/temporary-api-key?expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) });
+  const response = await fetch(`${http}/v1/auth/temporary-api-key?mock_expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) });
   const { api_key: expired } = await response.json();
   const page = new (await import("@soniox/node")).SonioxNodeClient({ api_key: expired, base_url: http, realtime: { ws_base_url: `ws://127.0.0.1:${stack.port}/transcribe-websocket` } });
   const stt = page.realtime.stt(CONFIG);

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import { RealtimeClient } from "@speechmatics/real-time-client";
 import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 
@@ -66,7 +66,7 @@ test("the SDK starts a recognition, streams receipted audio and gets transcripts
 
 test("an expired key is refused at the handshake", async () => {
   const { sdk } = client("mock_key=sdk-sm-expired");
-  await assert.rejects(sdk.start(await temporaryKey("&expired=1"), TRANSCRIPTION));
+  await assert.rejects(sdk.start(await temporaryKey("&mock_expired=1"), TRANSCRIPTION));
 });
 
 test("audio before StartRecognition is a protocol error", async () => {

@@ -151,10 +151,10 @@ async function showEngines() {
   try {
     const stats = await (await fetch("/__stats", { cache: "no-store" })).json();
     const tts = stats.ttsEngine === "espeak-ng" ? "espeak-ng" : "a tone generator (espeak-ng is not installed: run npm run bootstrap)";
-    const stt = stats.speech?.engine === "pocketsphinx" ? "pocketsphinx" : "unavailable (run npm run bootstrap)";
+    const stt = stats.recognizer?.engine === "pocketsphinx" ? "pocketsphinx" : "unavailable (run npm run bootstrap)";
     const llm = stats.llmUpstream?.upstream ? `your model ${stats.llmUpstream.model ?? ""} via LLM_URL, the mock as fallback` : "the mock LLM (set LLM_URL to use a real one)";
     ui.engines.dataset.tts = stats.ttsEngine;
-    ui.engines.dataset.stt = stats.speech?.engine ?? "";
+    ui.engines.dataset.stt = stats.recognizer?.engine ?? "";
     ui.engines.textContent = `Recognition: ${stt} · voice: ${tts} · answers: ${llm}.`;
     return stats.llmUpstream?.upstream ? stats.llmUpstream : null;
   } catch {

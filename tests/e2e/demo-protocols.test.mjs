@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startDevStack } from "../../www/devstack.mjs";
-import { enginePython } from "../../www/devstack/speech.mjs";
+import { enginePython } from "../../www/devstack/engine.mjs";
 import { launchChromium } from "./harness.mjs";
 import { speechToolsMissing, speechWav, wordErrorRate } from "./demo-speech.mjs";
 

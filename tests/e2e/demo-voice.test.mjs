@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { startDevStack } from "../../www/devstack.mjs";
-import { enginePython } from "../../www/devstack/speech.mjs";
+import { enginePython } from "../../www/devstack/engine.mjs";
 import { launchChromium } from "./harness.mjs";
 import { speechToolsMissing, speechWav, wordErrorRate } from "./demo-speech.mjs";
 
