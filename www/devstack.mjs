@@ -122,6 +122,9 @@ async function route(ctx, rootDir, reset, req, res) {
   }
   if (pathname === "/__stats") {
     if (req.method !== "GET" && req.method !== "HEAD") return sendJson(req, res, 405, { error: "use GET" });
+    // `?protocol=<name>&key=<mock_key>`: one key's counters only (what a test polls).
+    const one = ctx.protocols.find(({ name }) => name === url.searchParams.get("protocol"));
+    if (one) return sendJson(req, res, 200, one.mock.stats().keys[url.searchParams.get("key")] ?? null);
     const protocols = ctx.protocols.map(({ name, mock }) => [name, mock.stats()]);
     const aliases = ctx.protocols.map(({ mock }) => mock.aliases());
     return sendJson(req, res, 200, {

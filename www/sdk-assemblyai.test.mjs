@@ -112,7 +112,9 @@ test("audio faster than real time closes with 3007", { skip: opensslMissing }, a
 
 test("espeak-ng speech through the SDK comes back as its words (pocketsphinx behind the mock)", { skip: opensslMissing || skipSpeech }, async () => {
   const sentence = "what is the weather like today";
-  const pcm = speechPcm(sentence);
+  // Whole 100 ms chunks: a shorter tail is AssemblyAI's 3007, which would race the final.
+  const speech = speechPcm(sentence);
+  const pcm = Buffer.concat([speech, Buffer.alloc((3200 - (speech.length % 3200)) % 3200)]);
   // The SDK rewrites the query: the mock's switches go in the path.
   const base = wssBase.replace("/v3/ws", `/mock/${encodeURIComponent("recognizer=speech")}/v3/ws`);
   const { transcriber, turns } = await session({ websocketBaseUrl: base });

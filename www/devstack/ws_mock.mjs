@@ -299,7 +299,8 @@ export function createWsMock(ctx, spec) {
         conn.received += wire.length;
         count(key, "frames");
         count(key, "bytes", wire.length);
-        count(key, "audioMs", (wire.length / bytesPerSecond) * 1000);
+        // Whole milliseconds of what arrived, from the bytes: no float drift over a long stream.
+        for (const counters of [stats(key), groupStats(key)].filter(Boolean)) counters.audioMs = Math.round((counters.bytes * 1000) / bytesPerSecond);
         if (params.get("mock_record_frames") === "1") {
           push(key, "frameNumbers", wire.length >= 4 ? wire.readUInt32LE(0) : null, FRAME_LOG_LIMIT);
           push(key, "frameLengths", wire.length, FRAME_LOG_LIMIT);

@@ -31,10 +31,10 @@ export default {
     freshCredentials: true,
     authCounter: "tokenAuth",
     format: "sentence", // format_turns: "w0 w25" comes back as "W0 w25."
-    speechStarts: true,
+    framesPerChunk: 3, // 60 ms chunks: AssemblyAI takes 50–1000 ms
     // Frames go out three at a time (60 ms, over AssemblyAI's 50 ms floor): the cut after ten
     // chunks (frames 0–29) finalized w0; the chunk from frame 24 on is resent.
-    drop: { afterFrames: 10, stream: [0, 77], finals: ["w0 W24 w49."], resent: 5 },
+    drop: { afterFrames: 10, stream: [0, 77], finals: ["w0 W24 w49."], resent: 2 }, // chunks: frames 24–29
     expired: { outcome: "open", reasons: ["start", "reconnect"], closes: [[1008, "retry", "reconnect_same_url"]] },
     fatal: { close: "3007", code: 3007 },
     sessionOver: { code: 3008 },

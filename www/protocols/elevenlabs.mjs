@@ -33,7 +33,7 @@ export default {
     // Cut after 60 frames: "w0 w25" (frames 0–49) was committed, frames 50–59 were not: they are
     // resent, with the last final as `previous_text`.
     drop: { afterFrames: 60, stream: [0, 99], finals: ["w0 w25", "w50 w75"], resent: 10, server: { previousTexts: ["w0 w25"] } },
-    expired: { outcome: "failed", closeCode: 1008 }, // auth_error, then 1008
+    expired: { outcome: "failed", closeCode: 1008, server: { refused: 1 } }, // auth_error, then 1008
     fatal: { close: "unaccepted_terms", code: 1008 },
     sessionOver: { code: 1008 }, // session_time_limit_exceeded, then 1008
     throttled: { close: "rate_limited", code: 1008 },

@@ -50,7 +50,7 @@ export default {
     drop: { afterFrames: 30, stream: [0, 74], finals: ["w0 w25"], resent: 0 },
     expired: { outcome: "open", reasons: ["start", "session_over"] },
     fatal: null, // every 4000–4999 close ends the session; none is fatal
-    sessionOver: { code: 4403 },
+    sessionOver: {}, // end_session while in use, then close 1000
     throttled: null,
     keepalive: null,
     pacing: null,

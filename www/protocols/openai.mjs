@@ -39,7 +39,6 @@ export default {
   fixture: {
     freshCredentials: true,
     authCounter: "subprotocolAuth",
-    speechStarts: true,
     // Completions out of commit order, each sent twice: still one final per item, in order.
     oneFinal: { socket: "mock_out_of_order=1&mock_duplicate_completed=1", server: { items: 2, completed: 2 } },
     // Cut before its first item was committed: none of its audio was finalized, all is resent.
