@@ -30,6 +30,7 @@ export default {
   fixture: {
     freshCredentials: true,
     authCounter: "tokenAuth",
+    oneFinal: { server: { badFrames: 0 } },
     format: "sentence", // format_turns: "w0 w25" comes back as "W0 w25."
     framesPerChunk: 3, // 60 ms chunks: AssemblyAI takes 50–1000 ms
     // Frames go out three at a time (60 ms, over AssemblyAI's 50 ms floor): the cut after ten

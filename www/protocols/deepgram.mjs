@@ -37,8 +37,9 @@ export default {
     freshCredentials: true,
     authCounter: "bearer",
     speechStarts: true,
+    oneFinal: { server: { frames: 100 } },
     drop: { afterFrames: 30, stream: [0, 74], finals: ["w0 w25 w50"], resent: 5 },
-    expired: { outcome: "open", reasons: ["start", "reconnect"] },
+    expired: { outcome: "open", reasons: ["start", "reconnect"], server: { refused: 1 } }, // refused at the handshake
     fatal: { close: "1008", code: 1008 },
     sessionOver: null, // no session limit
     throttled: null,

@@ -30,6 +30,7 @@ export default {
 
   fixture: {
     freshCredentials: true,
+    oneFinal: { server: { committed: 2, frames: 100, badChunks: 0 } }, // each commit is sent in two forms
     // Cut after 60 frames: "w0 w25" (frames 0–49) was committed, frames 50–59 were not: they are
     // resent, with the last final as `previous_text`.
     drop: { afterFrames: 60, stream: [0, 99], finals: ["w0 w25", "w50 w75"], resent: 10, server: { previousTexts: ["w0 w25"] } },

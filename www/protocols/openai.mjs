@@ -43,7 +43,7 @@ export default {
     oneFinal: { socket: "mock_out_of_order=1&mock_duplicate_completed=1", server: { items: 2, completed: 2 } },
     // Cut before its first item was committed: none of its audio was finalized, all is resent.
     drop: { afterFrames: 30, stream: [0, 74], finals: ["w0 w25"], resent: 30 },
-    expired: { outcome: "open", reasons: ["start", "reconnect"] },
+    expired: { outcome: "open", reasons: ["start", "reconnect"], server: { refused: 1 } }, // refused at the handshake
     fatal: { close: "4000", code: 4000 },
     sessionOver: {}, // session_expired, then close 1001
     throttled: null,

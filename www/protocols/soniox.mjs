@@ -33,6 +33,7 @@ export default {
   fixture: {
     freshCredentials: true,
     authCounter: "configs",
+    oneFinal: { server: { badConfigs: 0, frames: 100, endpoints: 2 } },
     drop: { afterFrames: 30, stream: [0, 74], finals: ["w0 w25 w50"], resent: 5 },
     // A key the server refuses is the backend's bug: error 401, terminal.
     expired: { outcome: "failed", server: { badConfigs: 1 } },

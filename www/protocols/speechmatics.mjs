@@ -36,9 +36,9 @@ export default {
     freshCredentials: true,
     acks: true, // AudioAdded receipts: a socket that stops receipting is half-open
     authCounter: "jwtAuth",
-    oneFinal: { server: { starts: 1, languages: ["en"], audioBeforeStart: 0 } },
+    oneFinal: { server: { starts: 1, languages: ["en"], audioBeforeStart: 0, frames: 100 } },
     drop: { afterFrames: 30, stream: [0, 74], finals: ["w0 w25 w50"], resent: 5 },
-    expired: { outcome: "open", reasons: ["start", "reconnect"] },
+    expired: { outcome: "open", reasons: ["start", "reconnect"], server: { refused: 1 } }, // refused at the handshake
     fatal: { close: "4001", code: 4001 },
     sessionOver: { code: 1008 },
     throttled: { close: "4005", code: 4005 },
