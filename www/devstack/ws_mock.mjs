@@ -292,7 +292,8 @@ export function createWsMock(ctx, spec) {
       fail: (why) => (handlers.recognizerFailed ? handlers.recognizerFailed(why) : conn.close(1011, "recognition failed")),
       /**
        * One audio frame as received (`pcm16k`: what the recognizer hears, when not the same):
-       * counted, paced, recognized, then the frame faults. False when the mock refused it.
+       * counted, paced, recognized. False when the mock refused it. The frame faults fire once the
+       * mock has handled the whole message (its acknowledgement sent).
        */
       audio(wire, pcm16k = wire) {
         conn.frames += 1;
@@ -316,7 +317,6 @@ export function createWsMock(ctx, spec) {
           }
         }
         conn.recognizer?.audio(pcm16k);
-        frameFaults();
         return true;
       },
     };
@@ -378,6 +378,7 @@ export function createWsMock(ctx, spec) {
         if (isBinary) count(key, "swallowedFrames");
         return;
       }
+      const frames = conn.frames;
       if (isBinary) {
         if (handlers.binary) handlers.binary(data);
         else conn.audio(data);
@@ -386,6 +387,7 @@ export function createWsMock(ctx, spec) {
       } else {
         count(key, "invalidMessages");
       }
+      if (conn.frames > frames && ws.readyState === ws.OPEN) frameFaults();
     });
   }
 
