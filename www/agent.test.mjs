@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { llmUrl, sttSwitches } from "./agent.mjs";
-import { loadDescriptors } from "./devstack/protocols.mjs";
+import { demoFailures, loadDescriptors } from "./devstack/protocols.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -19,8 +19,8 @@ test("LLM switches pick the mock scenario of each route; an upstream serves a he
 });
 
 test("each protocol's STT switches become mock switches of its own, for the socket or the token call", async () => {
-  for (const protocol of await loadDescriptors()) {
-    assert.ok(protocol.failures.length > 0, `${protocol.name} has demo switches`);
+  for (const descriptor of await loadDescriptors()) {
+    const protocol = { name: descriptor.name, failures: demoFailures(descriptor) };
     assert.deepEqual(sttSwitches(protocol, {}), { socket: "", token: "" }, `${protocol.name}: nothing checked`);
     for (const failure of protocol.failures) {
       const switches = sttSwitches(protocol, { [`${protocol.name}.${failure.id}`]: true });
@@ -35,7 +35,8 @@ test("each protocol's STT switches become mock switches of its own, for the sock
 });
 
 test("checked switches of one protocol combine", async () => {
-  for (const protocol of await loadDescriptors()) {
+  for (const descriptor of await loadDescriptors()) {
+    const protocol = { name: descriptor.name, failures: demoFailures(descriptor) };
     const all = Object.fromEntries(protocol.failures.map((failure) => [`${protocol.name}.${failure.id}`, true]));
     const join = (part) => protocol.failures.map((failure) => failure[part]).filter(Boolean).join("&");
     assert.deepEqual(sttSwitches(protocol, all), { socket: join("socket"), token: join("token") }, protocol.name);

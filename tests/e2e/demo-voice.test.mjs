@@ -283,7 +283,7 @@ test("STT accept-then-4403: re-provisions twice, then the transcriber fails (rep
 });
 
 test("STT dead token (404 on the upgrade): the transcriber ends failed (dead_session)", { skip }, async () => {
-  await setSwitches(["gladia.deadToken"]);
+  await setSwitches(["gladia.upgradeRefused"]);
   await restartSttUntil("failed");
   assert.equal(await page.getAttribute("#talk-error", "data-code"), "dead_session");
   await shot("stt-dead-token");

@@ -5,7 +5,8 @@
 // Besides each mock's token endpoint and socket, the dev stack serves per protocol
 //   POST /api/stt/<name>   { reason, key?, socket?, token? } -> { url, protocols?, config? }
 // which stands in for an app's backend: it runs the descriptor's backend recipe in Node, with the
-// dev stack's own key (never sent to a page) against the mock, and adds the mock switches the
+// dev stack's own key (never sent to a page) against the mock, through `call(url, init)` (fetch that
+// resolves with the JSON answer or rejects with the HTTP status), and adds the mock switches the
 // page asked for: `token` ones to the token request, `socket` ones to the socket URL, `key` as
 // `mock_key` to both. A token endpoint's HTTP error is passed on with its status; a network error
 // (no status) is passed on as one: the page's connection is destroyed.
@@ -23,6 +24,19 @@ const MOCKS_DIR = path.join(HERE, "mocks");
 const BACKEND_PATH = /^\/api\/stt\/([a-z0-9-]+)$/;
 /** The key the dev stack's backend route sends to its own mocks; any value passes there. */
 const DEV_BACKEND_KEY = "dev-backend-key";
+
+/**
+ * The demo's failure switches every protocol has, the socket skeleton's own (ws_mock.mjs): each
+ * descriptor lists only the switches of its own protocol besides these.
+ */
+export const SHARED_FAILURES = Object.freeze([
+  { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
+  { id: "upgradeRefused", label: "upgrade refused (404: a dead URL)", socket: "mock_refuse_upgrade=404" },
+  { id: "provision429", label: "credentials 429 (twice)", token: "mock_provision=429&mock_times=2" },
+]);
+
+/** The demo's failure switches of `descriptor`: the shared ones, then its own. */
+export const demoFailures = (descriptor) => [...SHARED_FAILURES, ...descriptor.failures];
 
 /** Every descriptor in www/protocols/, by name. */
 export async function loadDescriptors(dir = PROTOCOLS_DIR) {
@@ -62,7 +76,7 @@ export function protocolList(mounted) {
     module: `/www/protocols/${name}.mjs`,
     backend: `/api/stt/${name}`,
     mock: descriptor.mock,
-    failures: descriptor.failures,
+    failures: demoFailures(descriptor),
     fixture: { ...descriptor.fixture, scenarios: Object.keys(descriptor.fixture?.scenarios ?? {}) },
   }));
 }
@@ -70,7 +84,7 @@ export function protocolList(mounted) {
 /** What /__stats lists under `services` for each protocol. */
 export function protocolServices(mounted) {
   return Object.fromEntries(
-    mounted.map(({ name, descriptor }) => [name, { path: descriptor.mock.http, socket: descriptor.mock.socket, shown: descriptor.mock.shown, backend: `/api/stt/${name}`, failures: descriptor.failures.map((f) => f.id) }]),
+    mounted.map(({ name, descriptor }) => [name, { path: descriptor.mock.http, socket: descriptor.mock.socket, shown: descriptor.mock.shown, backend: `/api/stt/${name}`, failures: demoFailures(descriptor).map((f) => f.id) }]),
   );
 }
 
@@ -112,8 +126,11 @@ export async function handleBackend(ctx, mounted, name, req, res) {
       socket: origin.replace(/^http/, "ws"),
       key: DEV_BACKEND_KEY,
       reason: body.reason,
-      signal: AbortSignal.any([gone.signal, ctx.signal]),
-      fetch: (url, init) => fetch(withSwitches(url, token), init),
+      call: async (url, init) => {
+        const response = await fetch(withSwitches(url, token), { ...init, signal: AbortSignal.any([gone.signal, ctx.signal]) });
+        if (!response.ok) throw Object.assign(new Error(`${entry.name} answered ${response.status}`), { status: response.status });
+        return response.json();
+      },
     });
     return sendJson(req, res, 200, { ...answer, url: withSwitches(answer.url, socket) });
   } catch (error) {

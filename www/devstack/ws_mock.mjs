@@ -115,9 +115,11 @@ export function credentialStore() {
  *   matchHttp(pathname), matchSocket(pathname) → { inPath, … } | null   its two paths
  *   http(req, res, params, tools) answers the token endpoint (after the provisioning faults)
  *   httpError(status, message)    its error body
- *   open(conn, auth) → handlers   a socket was accepted: greet, and say how to handle
- *                                 `{ text(string), binary(buffer), recognized(event), closeWith(x),
- *                                 sessionOver(), idle(), tooFast() }` (each optional)
+ *   open(conn, auth, tools) → handlers   a socket was accepted: greet, and say how to handle
+ *                                 `{ json(message | null, text), text(string), binary(buffer),
+ *                                 recognized(event), closeWith(x), sessionOver(), idle(), tooFast(),
+ *                                 recognizerFailed() }` (each optional; `json` gets each text frame
+ *                                 parsed, null when it is not JSON)
  *   authorize(req, params, tools) → { refuse: status } | { count: "<counter>", … }   at the upgrade
  *   switches(params, match, "http" | "socket") → params   older spellings of the switches
  *   prepare(req, url, params, match) → { params } | { refuse: status }   before anything else
@@ -382,6 +384,13 @@ export function createWsMock(ctx, spec) {
       if (isBinary) {
         if (handlers.binary) handlers.binary(data);
         else conn.audio(data);
+      } else if (handlers.json) {
+        const text = data.toString("utf8");
+        let message = null;
+        try {
+          message = JSON.parse(text);
+        } catch {}
+        handlers.json(message, text);
       } else if (handlers.text) {
         handlers.text(data.toString("utf8"));
       } else {

@@ -6,24 +6,17 @@ export default {
   name: "assemblyai",
   label: "AssemblyAI Universal-Streaming v3",
   hosts: { api: "https://streaming.assemblyai.com", socket: "wss://streaming.assemblyai.com" },
-  mock: {
-    http: "/v3/token",
-    socket: "/v3/ws",
-    shown: "GET /v3/token -> /v3/ws?token=<single-use token>",
-  },
+  mock: { http: "/v3/token", socket: "/v3/ws", shown: "GET /v3/token -> /v3/ws?token=<single-use token>" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "expired", label: "expired token (1008: a fresh one once)", token: "mock_expired=1&mock_times=1" },
     { id: "close3008", label: "session cap (3008)", socket: "mock_session_ms=5000&mock_times=1" },
     { id: "close3009", label: "too many sessions (3009)", socket: "mock_close=3009&mock_times=1" },
   ],
 
   /** The app's backend: one single-use token per connect (R6). */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v3/token?expires_in_seconds=60`, { signal, headers: { authorization: key } });
-    if (!response.ok) throw Object.assign(new Error(`AssemblyAI answered ${response.status}`), { status: response.status });
-    const { token } = await response.json();
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { token } = await call(`${api}/v3/token?expires_in_seconds=60`, { headers: { authorization: key } });
     return { url: `${socket}/v3/ws?sample_rate=16000&encoding=pcm_s16le&format_turns=true&token=${encodeURIComponent(token)}` };
   },
 

@@ -8,28 +8,20 @@ export default {
   name: "deepgram",
   label: "Deepgram listen v1",
   hosts: { api: "https://api.deepgram.com", socket: "wss://api.deepgram.com" },
-  mock: {
-    http: "/v1/auth/grant",
-    socket: "/v1/listen",
-    shown: "POST /v1/auth/grant -> /v1/listen (subprotocols bearer, <token>)",
-  },
+  mock: { http: "/v1/auth/grant", socket: "/v1/listen", shown: "POST /v1/auth/grant -> /v1/listen (subprotocols bearer, <token>)" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "expired", label: "expired token (refused at the handshake)", token: "mock_expired=1&mock_times=1" },
     { id: "close1008", label: "1008 (undecodable audio: fatal)", socket: "mock_close=1008&mock_close_after_frames=100" },
   ],
 
   /** The app's backend: a token for one connect, asked again for every connect (R6). */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v1/auth/grant`, {
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { access_token: token } = await call(`${api}/v1/auth/grant`, {
       method: "POST",
-      signal,
       headers: { authorization: `Token ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ ttl_seconds: 30 }),
     });
-    if (!response.ok) throw Object.assign(new Error(`Deepgram answered ${response.status}`), { status: response.status });
-    const { access_token: token } = await response.json();
     return { url: `${socket}/v1/listen?${LISTEN}`, protocols: ["bearer", token] };
   },
 

@@ -8,23 +8,16 @@ export default {
   name: "elevenlabs",
   label: "ElevenLabs Scribe realtime",
   hosts: { api: "https://api.elevenlabs.io", socket: "wss://api.elevenlabs.io" },
-  mock: {
-    http: "/v1/single-use-token/realtime_scribe",
-    socket: "/v1/speech-to-text/realtime",
-    shown: "POST /v1/single-use-token/realtime_scribe -> /v1/speech-to-text/realtime?token=<single-use token>",
-  },
+  mock: { http: "/v1/single-use-token/realtime_scribe", socket: "/v1/speech-to-text/realtime", shown: "POST /v1/single-use-token/realtime_scribe -> /v1/speech-to-text/realtime?token=<single-use token>" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "rateLimited", label: "rate_limited (throttled)", socket: "mock_close=rate_limited&mock_close_after_frames=100&mock_times=1" },
     { id: "terms", label: "unaccepted_terms (fatal)", socket: "mock_close=unaccepted_terms&mock_close_after_frames=100" },
   ],
 
   /** The app's backend: one single-use token per connect (R6). */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v1/single-use-token/realtime_scribe`, { method: "POST", signal, headers: { "xi-api-key": key } });
-    if (!response.ok) throw Object.assign(new Error(`ElevenLabs answered ${response.status}`), { status: response.status });
-    const { token } = await response.json();
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { token } = await call(`${api}/v1/single-use-token/realtime_scribe`, { method: "POST", headers: { "xi-api-key": key } });
     return { url: `${socket}/v1/speech-to-text/realtime?${QUERY}&token=${encodeURIComponent(token)}` };
   },
 

@@ -12,33 +12,27 @@ export default {
   label: "Gladia live v2",
   default: true, // the library's default protocol, and the demo's
   hosts: { api: "https://api.gladia.io", socket: "wss://api.gladia.io" },
-  mock: {
-    http: "/v2/live",
-    socket: "/v2/live/ws",
-    shown: "POST /v2/live -> { id, url: /v2/live/ws?token=<id> }",
-  },
+  mock: { http: "/v2/live", socket: "/v2/live/ws", shown: "POST /v2/live -> { id, url: /v2/live/ws?token=<id> }" },
 
-  /** The demo's switches: socket switches go into the socket URL, token ones into the token call. */
+  /**
+   * The demo's switches of this protocol's own, besides the shared ones (devstack/protocols.mjs):
+   * `socket` switches go into the socket URL, `token` ones into the token request.
+   */
   failures: [
     { id: "close4403", label: "accept-then-4403 (every session)", socket: "mock_close=4403" },
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
-    { id: "deadToken", label: "dead token (404 on upgrade)", socket: "mock_refuse_upgrade=404" },
-    { id: "provision429", label: "provisioning 429 (twice)", token: "mock_provision=429&mock_times=2" },
   ],
 
   /**
-   * The app's backend: creates a live session with its key and hands the page its URL. `api`,
-   * `socket`: the provider's hosts (the dev stack's in development); `fetch` as the server has it.
+   * The app's backend: creates a live session with its key and hands the page its URL. `api`: the
+   * provider's host (the dev stack's in development); `call(url, init)`: the server's HTTP client,
+   * resolving with the JSON answer or rejecting with an error that has the HTTP `status`.
    */
-  async backend({ api = this.hosts.api, key, fetch, signal }) {
-    const response = await fetch(`${api}/v2/live`, {
+  async backend({ api = this.hosts.api, key, call }) {
+    const { id, url } = await call(`${api}/v2/live`, {
       method: "POST",
-      signal,
       headers: { "x-gladia-key": key, "content-type": "application/json" },
       body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
     });
-    if (!response.ok) throw Object.assign(new Error(`Gladia answered ${response.status}`), { status: response.status });
-    const { id, url } = await response.json();
     return { url, id };
   },
 

@@ -11,28 +11,20 @@ export default {
   name: "openai",
   label: "OpenAI Realtime transcription",
   hosts: { api: "https://api.openai.com", socket: "wss://api.openai.com" },
-  mock: {
-    http: "/v1/realtime/client_secrets",
-    socket: "/v1/realtime",
-    shown: "POST /v1/realtime/client_secrets -> /v1/realtime?intent=transcription (subprotocols realtime, openai-insecure-api-key.<ek>)",
-  },
+  mock: { http: "/v1/realtime/client_secrets", socket: "/v1/realtime", shown: "POST /v1/realtime/client_secrets -> /v1/realtime?intent=transcription (subprotocols realtime, openai-insecure-api-key.<ek>)" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "sessionExpired", label: "session_expired (a new session)", socket: "mock_session_ms=5000&mock_times=1" },
     { id: "close4000", label: "close 4000 (fatal)", socket: "mock_close=4000&mock_close_after_frames=100" },
   ],
 
   /** The app's backend: a client secret (it expires), asked for every connect. */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v1/realtime/client_secrets`, {
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { value } = await call(`${api}/v1/realtime/client_secrets`, {
       method: "POST",
-      signal,
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ expires_after: { anchor: "created_at", seconds: 600 }, session: SESSION }),
     });
-    if (!response.ok) throw Object.assign(new Error(`OpenAI answered ${response.status}`), { status: response.status });
-    const { value } = await response.json();
     return { url: `${socket}/v1/realtime?intent=transcription`, protocols: ["realtime", `openai-insecure-api-key.${value}`] };
   },
 

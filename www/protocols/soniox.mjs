@@ -5,28 +5,20 @@ export default {
   name: "soniox",
   label: "Soniox real-time",
   hosts: { api: "https://api.soniox.com", socket: "wss://stt-rt.soniox.com" },
-  mock: {
-    http: "/v1/auth/temporary-api-key",
-    socket: "/transcribe-websocket",
-    shown: "POST /v1/auth/temporary-api-key -> /transcribe-websocket (api_key in the first message)",
-  },
+  mock: { http: "/v1/auth/temporary-api-key", socket: "/transcribe-websocket", shown: "POST /v1/auth/temporary-api-key -> /transcribe-websocket (api_key in the first message)" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "error503", label: "error 503 (start again)", socket: "mock_close=503&mock_close_after_frames=100&mock_times=1" },
     { id: "error402", label: "error 402 (balance: fatal)", socket: "mock_close=402&mock_close_after_frames=100" },
   ],
 
   /** The app's backend: a temporary key, single-use, for every connect. */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v1/auth/temporary-api-key`, {
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { api_key } = await call(`${api}/v1/auth/temporary-api-key`, {
       method: "POST",
-      signal,
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60, single_use: true }),
     });
-    if (!response.ok) throw Object.assign(new Error(`Soniox answered ${response.status}`), { status: response.status });
-    const { api_key } = await response.json();
     return { url: `${socket}/transcribe-websocket`, config: { api_key } };
   },
 

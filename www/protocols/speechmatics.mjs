@@ -6,28 +6,20 @@ export default {
   name: "speechmatics",
   label: "Speechmatics real-time",
   hosts: { api: "https://mp.speechmatics.com", socket: "wss://eu2.rt.speechmatics.com" },
-  mock: {
-    http: "/v1/api_keys",
-    socket: "/v2",
-    shown: "POST /v1/api_keys?type=rt -> /v2?jwt=<key>",
-  },
+  mock: { http: "/v1/api_keys", socket: "/v2", shown: "POST /v1/api_keys?type=rt -> /v2?jwt=<key>" },
 
   failures: [
-    { id: "drop", label: "drops (1006)", socket: "mock_drop_after_ms=1500&mock_times=2" },
     { id: "close4005", label: "concurrency quota (4005: throttled)", socket: "mock_close=4005&mock_close_after_frames=100&mock_times=1" },
     { id: "lateReceipts", label: "receipts 2 s late (flow control)", socket: "mock_receipt_delay_ms=2000" },
   ],
 
   /** The app's backend: a temporary key (usable until it expires), asked for every connect. */
-  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, fetch, signal }) {
-    const response = await fetch(`${api}/v1/api_keys?type=rt`, {
+  async backend({ api = this.hosts.api, socket = this.hosts.socket, key, call }) {
+    const { key_value: jwt } = await call(`${api}/v1/api_keys?type=rt`, {
       method: "POST",
-      signal,
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ ttl: 60 }),
     });
-    if (!response.ok) throw Object.assign(new Error(`Speechmatics answered ${response.status}`), { status: response.status });
-    const { key_value: jwt } = await response.json();
     const config = { transcription_config: { language: "en", enable_partials: true, max_delay: 1.0, conversation_config: { end_of_utterance_silence_trigger: 0.5 } } };
     return { url: `${socket}/v2?jwt=${encodeURIComponent(jwt)}`, config };
   },

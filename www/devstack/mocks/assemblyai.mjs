@@ -118,11 +118,7 @@ export default {
         return conn.audio(data);
       },
       tooFast: () => fail(3007, "Audio transmission rate exceeded: send audio no faster than real time"),
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         switch (message?.type) {
           case "KeepAlive":
             return conn.count("keepAlives");

@@ -113,11 +113,7 @@ export default {
         }
         return undefined;
       },
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         switch (message?.type) {
           case "KeepAlive":
             return conn.count("keepAlives");

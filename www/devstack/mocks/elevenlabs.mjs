@@ -95,11 +95,7 @@ export default {
         conn.count("invalidMessages");
         fail("invalid_request");
       },
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         if (message?.message_type !== "input_audio_chunk") {
           conn.count("invalidMessages");
           return fail("invalid_request");

@@ -203,11 +203,7 @@ export default {
         conn.count("binaryFrames");
         onAudio(data);
       },
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         if (message?.type === "audio_chunk" && typeof message.data?.chunk === "string") {
           conn.count("jsonChunks");
           return onAudio(Buffer.from(message.data.chunk, "base64"));

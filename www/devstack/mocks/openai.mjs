@@ -238,11 +238,7 @@ export default {
         conn.count("invalidMessages");
         error("invalid_value", "binary frames are not events");
       },
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         switch (message?.type) {
           case "input_audio_buffer.append":
             return onAppend(message.audio);

@@ -62,11 +62,7 @@ export default {
     const token = (text, start, end, isFinal) => ({ text, start_ms: ms(start), end_ms: ms(end), confidence: isFinal ? 0.97 : 0.6, is_final: isFinal });
     const spaced = (text) => (state.wordsInUtterance > 0 ? ` ${text}` : text);
 
-    function onConfig(text) {
-      let config = null;
-      try {
-        config = JSON.parse(text);
-      } catch {}
+    function onConfig(config) {
       const key = typeof config?.api_key === "string" ? config.api_key : "";
       if (!credentials.check(key)) {
         conn.count("badConfigs");
@@ -118,18 +114,14 @@ export default {
         }
         return state.ending ? undefined : conn.audio(data);
       },
-      text(text) {
-        if (!state.configured) return onConfig(text);
+      json(message, text) {
+        if (!state.configured) return onConfig(message);
         if (text === "") {
           conn.count("endOfAudio");
           conn.count("finishes");
           state.ending = true;
           return conn.recognizer.flush();
         }
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
         switch (message?.type) {
           case "keepalive":
             return conn.count("keepAlives");

@@ -128,11 +128,7 @@ export default {
         else receipt();
         return undefined;
       },
-      text(text) {
-        let message = null;
-        try {
-          message = JSON.parse(text);
-        } catch {}
+      json(message) {
         switch (message?.message) {
           case "StartRecognition":
             return onStart(message);
