@@ -18,7 +18,7 @@ const read = (url) => readFileSync(url, "utf8");
 
 // Fields a consumer's tools read; everything else (scripts, devDependencies, private) stays home.
 const PUBLIC_FIELDS = [
-  "name", "version", "description", "keywords", "homepage", "bugs", "repository", "license",
+  "name", "version", "description", "keywords", "license",
   "type", "main", "types", "exports", "files", "sideEffects", "engines",
 ];
 

@@ -23,7 +23,7 @@
 //! ## Driving the turn ladder
 //!
 //! ```
-//! use turnguard::core::record::{Failure, TurnStatus};
+//! use turnguard::core::turn::record::{Failure, TurnStatus};
 //! use turnguard::core::time::Millis;
 //! use turnguard::core::turn::{Action, RouteSpec, TurnConfig, TurnLadder};
 //!

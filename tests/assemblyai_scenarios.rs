@@ -8,8 +8,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::stt::assemblyai::{FORCE_ENDPOINT, TERMINATE};
-use turnguard::core::transcriber::{
+use turnguard::core::stt::protocols::assemblyai;
+use turnguard::core::stt::protocols::assemblyai::{FORCE_ENDPOINT, TERMINATE};
+use turnguard::core::stt::transcriber::{
     Action, ProvisionReason, State, TranscriberConfig, TranscriberError,
 };
 
@@ -18,7 +19,7 @@ const AAI: &str =
 
 fn assemblyai() -> TranscriberConfig {
     TranscriberConfig {
-        protocol: "assemblyai",
+        protocol: &assemblyai::PROFILE,
         ..config()
     }
 }
@@ -44,7 +45,7 @@ fn sizes(actions: &[Action]) -> Vec<usize> {
     actions
         .iter()
         .filter_map(|action| match action {
-            Action::Send(bytes) => Some(bytes.len()),
+            Action::SendBinary(bytes) => Some(bytes.len()),
             _ => None,
         })
         .collect()
@@ -180,14 +181,14 @@ fn stop_pads_the_tail_then_sends_force_endpoint_and_terminate() {
     actions.extend(d.advance(500));
     let stop_at = actions
         .iter()
-        .position(|a| *a == Action::SendStopRecording)
+        .position(|a| *a == Action::SendText(FORCE_ENDPOINT.into()))
         .expect("finish sent");
     assert_eq!(
         sizes(&actions[..stop_at]),
         [1_920, 1_600],
         "the 20 ms tail padded to 50 ms"
     );
-    assert_eq!(d.t.finish_messages(), [FORCE_ENDPOINT, TERMINATE]);
+    assert_eq!(texts(&actions[stop_at..]), [FORCE_ENDPOINT, TERMINATE]);
     let last = text(&mut d, &turn(0, true, true, "Bye.", 100));
     assert_eq!(finals(&last), ["Bye."]);
     text(

@@ -7,12 +7,12 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::gladia::MessageView;
-use turnguard::core::reconnect::{
+use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+use turnguard::core::stt::reconnect::{
     ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
 };
+use turnguard::core::stt::transcriber::{Action, State, TranscriberConfig, TranscriberError};
 use turnguard::core::time::Millis;
-use turnguard::core::transcriber::{Action, State, TranscriberConfig, TranscriberError};
 
 fn exact_policy() -> ReconnectPolicy {
     ReconnectPolicy::new(config().reconnect)
@@ -23,7 +23,7 @@ fn defaults_are_three_failed_connects_five_provision_attempts_ten_seconds_one_mi
     let reconnect = ReconnectConfig::default();
     assert_eq!(reconnect.max_failed_connects, 3);
     assert_eq!(reconnect.max_provision_attempts, 5);
-    let transcriber = TranscriberConfig::default();
+    let transcriber = TranscriberConfig::new(&GLADIA);
     assert_eq!(transcriber.provision_timeout_ms, 10_000);
     assert_eq!(transcriber.max_message_bytes, 1 << 20);
 }
@@ -31,14 +31,14 @@ fn defaults_are_three_failed_connects_five_provision_attempts_ten_seconds_one_mi
 #[test]
 fn policy_three_sockets_that_never_open_make_the_url_dead() {
     let mut policy = exact_policy();
-    let first = policy.on_close(1006, Millis(0));
-    let second = policy.on_close(1006, Millis(100));
+    let first = policy.on_close(1006, GLADIA.close_class(1006), Millis(0));
+    let second = policy.on_close(1006, GLADIA.close_class(1006), Millis(100));
     assert_eq!(
         [first.action, second.action],
         [ReconnectAction::ReconnectSameUrl; 2]
     );
     assert_eq!(policy.failed_connects(), 2);
-    let third = policy.on_close(1006, Millis(300));
+    let third = policy.on_close(1006, GLADIA.close_class(1006), Millis(300));
     assert_eq!(third.action, ReconnectAction::Reprovision);
     assert_eq!(third.reason, ReconnectReason::DeadUrl);
     assert_eq!(third.reason.as_str(), "dead_url");
@@ -52,23 +52,23 @@ fn policy_three_sockets_that_never_open_make_the_url_dead() {
 #[test]
 fn policy_an_open_ends_the_run_of_failed_connects() {
     let mut policy = exact_policy();
-    let _ = policy.on_close(1006, Millis(0));
-    let _ = policy.on_close(1006, Millis(10));
+    let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(0));
+    let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(10));
     policy.on_open(Millis(20));
-    let dropped = policy.on_close(1006, Millis(25));
+    let dropped = policy.on_close(1006, GLADIA.close_class(1006), Millis(25));
     assert_eq!(
         dropped.action,
         ReconnectAction::ReconnectSameUrl,
         "it opened"
     );
-    let _ = policy.on_close(1006, Millis(30));
-    let again = policy.on_close(1006, Millis(40));
+    let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(30));
+    let again = policy.on_close(1006, GLADIA.close_class(1006), Millis(40));
     assert_eq!(
         again.action,
         ReconnectAction::ReconnectSameUrl,
         "two in a row"
     );
-    let dead = policy.on_close(1006, Millis(50));
+    let dead = policy.on_close(1006, GLADIA.close_class(1006), Millis(50));
     assert_eq!(dead.reason, ReconnectReason::DeadUrl, "three in a row");
 }
 
@@ -77,7 +77,7 @@ fn policy_dead_urls_count_in_the_reprovision_window_then_stop_as_dead_session() 
     let mut policy = exact_policy();
     let mut reasons = Vec::new();
     for i in 0..9u64 {
-        let decision = policy.on_close(1006, Millis(i * 1_000));
+        let decision = policy.on_close(1006, GLADIA.close_class(1006), Millis(i * 1_000));
         reasons.push(decision.reason);
     }
     use ReconnectReason::{AbnormalClose as Same, DeadSession, DeadUrl};
@@ -105,7 +105,9 @@ fn policy_dead_urls_and_4xxx_share_one_window() {
     let mut policy = exact_policy();
     policy.on_open(Millis(0));
     assert_eq!(
-        policy.on_close(4403, Millis(10)).reason,
+        policy
+            .on_close(4403, GLADIA.close_class(4403), Millis(10))
+            .reason,
         ReconnectReason::SessionDead
     );
     assert_eq!(
@@ -113,9 +115,9 @@ fn policy_dead_urls_and_4xxx_share_one_window() {
         ReconnectReason::SessionEnded
     );
     for at in [30, 40] {
-        let _ = policy.on_close(1006, Millis(at));
+        let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(at));
     }
-    let third = policy.on_close(1006, Millis(50));
+    let third = policy.on_close(1006, GLADIA.close_class(1006), Millis(50));
     assert!(third.is_stop(), "the window holds two: {third:?}");
     assert_eq!(third.reason, ReconnectReason::DeadSession);
 }
@@ -124,7 +126,7 @@ fn policy_dead_urls_and_4xxx_share_one_window() {
 fn policy_end_session_reprovisions_and_a_stable_one_resets_the_backoff() {
     let mut policy = exact_policy();
     policy.on_open(Millis(0));
-    let _ = policy.on_close(1006, Millis(10)); // attempt 1
+    let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(10)); // attempt 1
     policy.on_open(Millis(100));
     let ended = policy.on_session_ended(Millis(100 + 400));
     assert_eq!(ended.action, ReconnectAction::Reprovision);
@@ -244,7 +246,7 @@ fn transcriber_connect_timeouts_count_as_failed_connects() {
 fn transcriber_end_session_in_use_closes_and_reprovisions_never_the_old_url() {
     let mut d = Drive::opened(config(), URL);
     d.audio(1);
-    let actions = d.message(MessageView::of_kind("end_session"));
+    let actions = d.text(&kind("end_session"));
     assert_eq!(
         actions,
         [Action::Close, Action::StateChanged(State::Backoff)],
@@ -271,12 +273,12 @@ fn transcriber_end_session_in_use_closes_and_reprovisions_never_the_old_url() {
 fn transcriber_end_session_three_times_in_a_window_fails_with_dead_session() {
     let mut d = Drive::opened(config(), URL);
     for session in 2..=3 {
-        d.message(MessageView::of_kind("end_session"));
+        d.text(&kind("end_session"));
         d.advance(1_000);
         d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
         d.open();
     }
-    d.message(MessageView::of_kind("end_session"));
+    d.text(&kind("end_session"));
     assert_eq!(d.t.state(), State::Failed);
     assert_eq!(d.count(&Action::Provision), 3);
     assert_eq!(d.count(&Action::Error(TranscriberError::DeadSession)), 1);
@@ -287,7 +289,7 @@ fn transcriber_end_session_while_stopping_just_ends_the_stop() {
     let mut d = Drive::opened(config(), URL);
     d.t.stop(d.now);
     d.take();
-    d.message(MessageView::of_kind("end_session"));
+    d.text(&kind("end_session"));
     assert_eq!(d.t.state(), State::Stopped);
     assert_eq!(d.count(&Action::Provision), 1);
 }

@@ -8,10 +8,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::reconnect::ReconnectAction;
-use turnguard::core::stt::deepgram::{CLOSE_STREAM, FINALIZE, KEEPALIVE};
 use turnguard::core::stt::protocol::CloseClass;
-use turnguard::core::transcriber::{
+use turnguard::core::stt::protocols::deepgram;
+use turnguard::core::stt::protocols::deepgram::{CLOSE_STREAM, FINALIZE, KEEPALIVE};
+use turnguard::core::stt::reconnect::ReconnectAction;
+use turnguard::core::stt::transcriber::{
     Action, ProvisionReason, State, TranscriberConfig, TranscriberError,
 };
 
@@ -19,7 +20,7 @@ const DG: &str = "wss://dg.example/v1/listen?token=a";
 
 fn deepgram() -> TranscriberConfig {
     TranscriberConfig {
-        protocol: "deepgram",
+        protocol: &deepgram::PROFILE,
         ..config()
     }
 }
@@ -219,16 +220,16 @@ fn stop_sends_finalize_and_close_stream_after_the_backlog_and_waits_for_metadata
     d.t.stop(d.now);
     let mut actions = d.take();
     assert!(
-        !actions.contains(&Action::SendStopRecording),
+        !texts(&actions).contains(&FINALIZE.to_owned()),
         "not before the audio"
     );
     actions.extend(d.advance(3_000));
     let stop_at = actions
         .iter()
-        .position(|a| *a == Action::SendStopRecording)
+        .position(|a| *a == Action::SendText(FINALIZE.into()))
         .expect("finish sent");
     assert_eq!(sent(&actions[..stop_at]).len() + sent(&opened).len(), 100);
-    assert_eq!(d.t.finish_messages(), [FINALIZE, CLOSE_STREAM]);
+    assert_eq!(texts(&actions[stop_at..]), [FINALIZE, CLOSE_STREAM]);
     let last = text(&mut d, &results("bye", true, true, 0, 2_000));
     assert_eq!(
         finals(&last),

@@ -10,7 +10,8 @@ mod transcriber_sim;
 
 use transcriber_sim::*;
 use turnguard::core::stt::protocol::CloseClass;
-use turnguard::core::transcriber::{
+use turnguard::core::stt::protocols::elevenlabs;
+use turnguard::core::stt::transcriber::{
     Action, ProvisionReason, State, TranscriberConfig, TranscriberError,
 };
 
@@ -18,7 +19,7 @@ const EL: &str = "wss://el.example/v1/speech-to-text/realtime?model_id=scribe_v2
 
 fn elevenlabs() -> TranscriberConfig {
     TranscriberConfig {
-        protocol: "elevenlabs",
+        protocol: &elevenlabs::PROFILE,
         ..config()
     }
 }
@@ -86,8 +87,15 @@ fn a_drop_resends_after_the_last_committed_word_with_the_last_final_as_context()
         (30..50).collect::<Vec<_>>(),
         "from 600 ms = frame 30"
     );
-    let first = d.t.audio_text(&frame(30)).unwrap_or_default();
+    let resent_texts = texts(&resent);
+    let first = resent_texts.first().cloned().unwrap_or_default();
     assert!(first.ends_with(r#","previous_text":"what is"}"#), "{first}");
+    assert!(
+        resent_texts[1..]
+            .iter()
+            .all(|text| !text.contains("previous_text")),
+        "the first chunk only"
+    );
 }
 
 #[test]
@@ -95,8 +103,9 @@ fn stop_commits_and_the_commit_finishes_the_stream() {
     let mut d = Drive::opened(elevenlabs(), EL);
     d.audio(0);
     d.t.stop(d.now);
-    assert!(d.take().contains(&Action::SendStopRecording));
-    assert!(d.t.finish_messages()[0].contains(r#""commit":true"#));
+    let finish = texts(&d.take());
+    assert_eq!(finish.len(), 1, "{finish:?}");
+    assert!(finish[0].contains(r#""commit":true"#));
     let last = text(
         &mut d,
         r#"{"message_type":"committed_transcript","text":"bye"}"#,

@@ -9,13 +9,13 @@ mod transcriber_sim;
 
 use transcriber_sim::*;
 use turnguard::core::stt::protocol::CloseClass;
-use turnguard::core::transcriber::{Action, State, TranscriberConfig};
+use turnguard::core::stt::transcriber::{Action, State, TranscriberConfig};
 
 #[test]
 fn acknowledgments_that_stop_while_audio_flows_make_the_socket_half_open() {
     let mut d = Drive::opened(config(), URL);
     d.audio(1);
-    d.message(ack(640)); // the session acknowledges audio
+    d.text(&ack(640)); // the session acknowledges audio
     let mut actions = Vec::new();
     for n in 2..=600 {
         actions.extend(d.audio(n)); // 12 s of audio, never acknowledged
@@ -45,7 +45,7 @@ fn a_socket_that_keeps_acknowledging_stays_open() {
     let mut d = Drive::opened(config(), URL);
     for n in 1..=1_000 {
         d.audio(n);
-        d.message(ack(640));
+        d.text(&ack(640));
         d.advance(20);
     }
     assert_eq!(d.t.state(), State::Open);
@@ -72,7 +72,7 @@ fn a_session_without_acknowledgments_is_never_half_open_and_zero_turns_it_off() 
         URL,
     );
     off.audio(1);
-    off.message(ack(640));
+    off.text(&ack(640));
     off.audio(2);
     off.advance(60_000);
     assert_eq!(off.t.state(), State::Open);

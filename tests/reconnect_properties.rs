@@ -5,12 +5,14 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
-use turnguard::core::backoff::Jitter;
-use turnguard::core::reconnect::{
+use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocol::CloseClass;
+use turnguard::core::stt::protocol::{classify_close, Profile};
+use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+use turnguard::core::stt::protocols::ALL;
+use turnguard::core::stt::reconnect::{
     Decision, ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
 };
-use turnguard::core::stt::protocol::CloseClass;
-use turnguard::core::stt::{protocol_named, PROTOCOLS};
 use turnguard::core::time::Millis;
 
 /// One input to the policy.
@@ -126,7 +128,7 @@ fn run(
                 policy.on_provisioned();
                 continue;
             }
-            Input::Close(code) => policy.on_close(*code, now),
+            Input::Close(code) => policy.on_close(*code, GLADIA.close_class(*code), now),
             Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
             Input::SessionEnded => policy.on_session_ended(now),
         };
@@ -200,7 +202,7 @@ proptest! {
                 Input::Open => { policy.on_open(now); continue; }
                 Input::Detach => { policy.on_client_detach(); detached = true; continue; }
                 Input::Provisioned => { policy.on_provisioned(); continue; }
-                Input::Close(code) => policy.on_close(*code, now),
+                Input::Close(code) => policy.on_close(*code, GLADIA.close_class(*code), now),
                 Input::ProvisionFailed(status) => policy.on_provision_failed(*status, now),
                 Input::SessionEnded => policy.on_session_ended(now),
             };
@@ -266,7 +268,7 @@ proptest! {
                     let _ = policy.on_session_ended(now);
                 }
                 Input::Close(code) => {
-                    let decision = policy.on_close(*code, now);
+                    let decision = policy.on_close(*code, GLADIA.close_class(*code), now);
                     let stable = opened_at
                         .take()
                         .is_some_and(|at| now.since(at) >= config.stable_open_ms);
@@ -301,7 +303,7 @@ proptest! {
                 Input::Provisioned => { policy.on_provisioned(); continue; }
                 Input::Detach => { policy.on_client_detach(); continue; }
                 Input::Close(code) => {
-                    let decision = policy.on_close(*code, now);
+                    let decision = policy.on_close(*code, GLADIA.close_class(*code), now);
                     if !open && !(4000..=4999).contains(code) {
                         in_a_row += 1;
                         if in_a_row >= limit {
@@ -347,7 +349,7 @@ proptest! {
                     }
                 }
                 Input::Open => policy.on_open(now),
-                Input::Close(code) => { let _ = policy.on_close(*code, now); }
+                Input::Close(code) => { let _ = policy.on_close(*code, GLADIA.close_class(*code), now); }
                 Input::SessionEnded => { let _ = policy.on_session_ended(now); }
                 Input::Detach => policy.on_client_detach(),
             }
@@ -358,12 +360,12 @@ proptest! {
 /// The same schedules with every protocol's close classes (R2 per protocol): each close is
 /// classified by a fresh instance of the protocol, as the transcriber does.
 fn run_as(
-    protocol: &str,
+    protocol: &'static Profile,
     config: &ReconnectConfig,
     throttled_ms: u64,
     schedule: &[(u64, Input)],
 ) -> Vec<(Millis, Input, CloseClass, bool, Decision)> {
-    let mut classifier = protocol_named(protocol).expect("a listed protocol");
+    let mut codec = (protocol.codec)();
     let mut policy = ReconnectPolicy::new(config.clone());
     policy.set_throttled_delay_ms(throttled_ms);
     let mut now = Millis(0);
@@ -388,8 +390,8 @@ fn run_as(
                 continue;
             }
             Input::Close(code) => {
-                let class = classifier.classify_close(*code);
-                (class, policy.on_close_as(*code, class, now))
+                let class = classify_close(protocol, &mut *codec, *code);
+                (class, policy.on_close(*code, class, now))
             }
             Input::ProvisionFailed(status) => {
                 (CloseClass::Retry, policy.on_provision_failed(*status, now))
@@ -429,12 +431,13 @@ proptest! {
     /// stay within the larger of `max_delay_ms` and the throttled delay; a stop is final.
     #[test]
     fn every_protocols_close_classes_are_followed(
-        protocol in prop::sample::select(PROTOCOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>()),
+        protocol in prop::sample::select(ALL.to_vec()),
         config in config(),
         throttled_ms in prop_oneof![Just(10_000u64), 0u64..=60_000],
         schedule in prop::collection::vec((step_ms(), protocol_input()), 0..150),
     ) {
         let decisions = run_as(protocol, &config, throttled_ms, &schedule);
+        let protocol = protocol.name;
         let mut stopped = false;
         let mut due = Vec::new();
         for (at, input, class, was_open, d) in &decisions {

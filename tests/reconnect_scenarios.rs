@@ -3,8 +3,9 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use turnguard::core::backoff::Jitter;
-use turnguard::core::reconnect::{
+use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+use turnguard::core::stt::reconnect::{
     Decision, ReconnectAction, ReconnectConfig, ReconnectPolicy, ReconnectReason,
 };
 use turnguard::core::time::Millis;
@@ -26,7 +27,7 @@ fn policy(config: ReconnectConfig) -> ReconnectPolicy {
 /// Opens at `at` and closes `open_for_ms` later with `code`.
 fn open_then_close(policy: &mut ReconnectPolicy, at: u64, open_for_ms: u64, code: u16) -> Decision {
     policy.on_open(Millis(at));
-    policy.on_close(code, Millis(at + open_for_ms))
+    policy.on_close(code, GLADIA.close_class(code), Millis(at + open_for_ms))
 }
 
 #[test]
@@ -49,7 +50,12 @@ fn server_accepts_then_closes_4403_reprovisions_twice_then_stops() {
     assert_eq!(third.delay_ms, 0);
     assert_eq!(policy.stopped(), Some(ReconnectReason::ReprovisionLimit));
     // Stop is terminal.
-    assert_eq!(policy.on_close(1006, Millis(900_000)).action, Stop);
+    assert_eq!(
+        policy
+            .on_close(1006, GLADIA.close_class(1006), Millis(900_000))
+            .action,
+        Stop
+    );
     assert_eq!(
         policy.on_provision_failed(503, Millis(900_000)).action,
         Stop
@@ -83,16 +89,26 @@ fn server_accepts_then_drops_1006_delays_grow_to_the_cap_and_open_never_resets()
 #[test]
 fn close_without_open_does_not_reset_the_backoff() {
     let mut policy = policy(exact());
-    assert_eq!(policy.on_close(1006, Millis(0)).delay_ms, 500);
+    assert_eq!(
+        policy
+            .on_close(1006, GLADIA.close_class(1006), Millis(0))
+            .delay_ms,
+        500
+    );
     // Long after, but the socket never opened: no reset.
-    assert_eq!(policy.on_close(1006, Millis(60_000)).delay_ms, 1_000);
+    assert_eq!(
+        policy
+            .on_close(1006, GLADIA.close_class(1006), Millis(60_000))
+            .delay_ms,
+        1_000
+    );
 }
 
 #[test]
 fn socket_open_for_stable_open_ms_resets_to_the_initial_delay() {
     let mut policy = policy(exact());
     for _ in 0..5 {
-        let _ = policy.on_close(1006, Millis(0));
+        let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(0));
     }
     assert_eq!(policy.backoff_attempt(), 5);
     let decision = open_then_close(&mut policy, 1_000, 5_000, 1006);
@@ -107,7 +123,7 @@ fn socket_open_for_stable_open_ms_resets_to_the_initial_delay() {
 fn socket_open_for_one_ms_less_than_stable_open_ms_does_not_reset() {
     let mut policy = policy(exact());
     for _ in 0..5 {
-        let _ = policy.on_close(1006, Millis(0));
+        let _ = policy.on_close(1006, GLADIA.close_class(1006), Millis(0));
     }
     let decision = open_then_close(&mut policy, 1_000, 4_999, 1006);
     assert_eq!(decision.delay_ms, 16_000);
@@ -131,18 +147,28 @@ fn reprovision_window_slides_and_its_edge_is_half_open() {
     // decided at `t` with a delay of 2 000, so it is due at t + 2 000; the window counts the
     // first until t + 2 000 - 500 reaches 300 000, i.e. t = 298 500.
     let mut policy = policy(exact());
-    assert_eq!(policy.on_close(4000, Millis(0)).action, Reprovision);
-    assert_eq!(policy.on_close(4000, Millis(1_000)).action, Reprovision);
+    assert_eq!(
+        policy
+            .on_close(4000, GLADIA.close_class(4000), Millis(0))
+            .action,
+        Reprovision
+    );
+    assert_eq!(
+        policy
+            .on_close(4000, GLADIA.close_class(4000), Millis(1_000))
+            .action,
+        Reprovision
+    );
 
     let mut too_early = policy.clone();
-    let decision = too_early.on_close(4000, Millis(298_499));
+    let decision = too_early.on_close(4000, GLADIA.close_class(4000), Millis(298_499));
     assert_eq!(
         decision.action, Stop,
         "due at 300 499: 299 999 after the first"
     );
     assert_eq!(decision.reason, ReconnectReason::ReprovisionLimit);
 
-    let decision = policy.on_close(4000, Millis(298_500));
+    let decision = policy.on_close(4000, GLADIA.close_class(4000), Millis(298_500));
     assert_eq!(
         decision.action, Reprovision,
         "due exactly one window after the first"
@@ -150,11 +176,11 @@ fn reprovision_window_slides_and_its_edge_is_half_open() {
     assert_eq!(decision.delay_ms, 2_000);
 
     // Due at 302 500 (delay 4 000): the second, due at 2 000, left the window at 302 000.
-    let decision = policy.on_close(4000, Millis(298_500));
+    let decision = policy.on_close(4000, GLADIA.close_class(4000), Millis(298_500));
     assert_eq!(decision.action, Reprovision);
     assert_eq!(decision.delay_ms, 4_000);
     // Now 300 500 and 302 500 fill the window: the next must wait until 600 500.
-    let decision = policy.on_close(4000, Millis(298_500));
+    let decision = policy.on_close(4000, GLADIA.close_class(4000), Millis(298_500));
     assert_eq!(decision.action, Stop);
     assert_eq!(decision.reason, ReconnectReason::ReprovisionLimit);
 }
@@ -165,9 +191,9 @@ fn after_client_detach_every_decision_is_stop() {
     policy.on_open(Millis(0));
     policy.on_client_detach();
     let decisions = [
-        policy.on_close(1006, Millis(10)),
-        policy.on_close(1000, Millis(20)),
-        policy.on_close(4403, Millis(30)),
+        policy.on_close(1006, GLADIA.close_class(1006), Millis(10)),
+        policy.on_close(1000, GLADIA.close_class(1000), Millis(20)),
+        policy.on_close(4403, GLADIA.close_class(4403), Millis(30)),
         policy.on_provision_failed(0, Millis(40)),
         policy.on_provision_failed(503, Millis(50)),
         policy.on_provision_failed(401, Millis(60)),
@@ -178,7 +204,12 @@ fn after_client_detach_every_decision_is_stop() {
         assert_eq!(decision.delay_ms, 0);
     }
     policy.on_open(Millis(70));
-    assert_eq!(policy.on_close(1006, Millis(80_000)).action, Stop);
+    assert_eq!(
+        policy
+            .on_close(1006, GLADIA.close_class(1006), Millis(80_000))
+            .action,
+        Stop
+    );
     assert_eq!(policy.stopped(), Some(ReconnectReason::ClientDetached));
 }
 
@@ -187,7 +218,7 @@ fn detach_after_a_terminal_error_reports_client_detached() {
     let mut policy = policy(exact());
     assert_eq!(policy.on_provision_failed(401, Millis(0)).action, Stop);
     policy.on_client_detach();
-    let decision = policy.on_close(1006, Millis(1));
+    let decision = policy.on_close(1006, GLADIA.close_class(1006), Millis(1));
     assert_eq!(decision.action, Stop);
     assert_eq!(decision.reason, ReconnectReason::ClientDetached);
 }
@@ -205,7 +236,7 @@ fn close_code_edges_3999_4000_4999_5000() {
         (u16::MAX, ReconnectSameUrl, ReconnectReason::AbnormalClose),
     ];
     for (code, action, reason) in cases {
-        let decision = policy(exact()).on_close(code, Millis(0));
+        let decision = policy(exact()).on_close(code, GLADIA.close_class(code), Millis(0));
         assert_eq!(
             (decision.action, decision.reason),
             (action, reason),
@@ -278,15 +309,30 @@ fn provisioning_retries_do_not_count_toward_the_reprovision_window() {
         max_provision_attempts: 100,
         ..exact()
     });
-    assert_eq!(policy.on_close(4403, Millis(0)).action, Reprovision);
+    assert_eq!(
+        policy
+            .on_close(4403, GLADIA.close_class(4403), Millis(0))
+            .action,
+        Reprovision
+    );
     for i in 1..=20 {
         assert_eq!(
             policy.on_provision_failed(503, Millis(i)).action,
             Reprovision
         );
     }
-    assert_eq!(policy.on_close(4403, Millis(100)).action, Reprovision);
-    assert_eq!(policy.on_close(4403, Millis(200)).action, Stop);
+    assert_eq!(
+        policy
+            .on_close(4403, GLADIA.close_class(4403), Millis(100))
+            .action,
+        Reprovision
+    );
+    assert_eq!(
+        policy
+            .on_close(4403, GLADIA.close_class(4403), Millis(200))
+            .action,
+        Stop
+    );
 }
 
 #[test]
@@ -307,7 +353,12 @@ fn zero_reprovisions_allowed_stops_on_the_first_dead_session() {
         max_reprovisions_per_window: 0,
         ..exact()
     });
-    assert_eq!(policy.on_close(4403, Millis(0)).action, Stop);
+    assert_eq!(
+        policy
+            .on_close(4403, GLADIA.close_class(4403), Millis(0))
+            .action,
+        Stop
+    );
 }
 
 #[test]

@@ -4,8 +4,9 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use turnguard::core::backoff::Jitter;
-use turnguard::core::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};
+use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+use turnguard::core::stt::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};
 use turnguard::core::time::Millis;
 
 const STORM_MS: u64 = 10 * 60 * 1_000;
@@ -39,7 +40,11 @@ fn drive(config: ReconnectConfig, server: Server) -> Counts {
         }
         counts.connections += 1;
         policy.on_open(now);
-        let decision = policy.on_close(server.close_code, now);
+        let decision = policy.on_close(
+            server.close_code,
+            GLADIA.close_class(server.close_code),
+            now,
+        );
         action = decision.action;
         now = now.after(decision.delay_ms);
     }

@@ -4,7 +4,7 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
-use turnguard::core::sentences::SentenceSplitter;
+use turnguard::core::turn::sentences::SentenceSplitter;
 
 /// Sentences of `chunks` pushed one by one, draining after each push, then the tail.
 fn split_chunks<S: AsRef<str>>(chunks: &[S]) -> Vec<String> {

@@ -10,8 +10,9 @@ mod transcriber_sim;
 
 use transcriber_sim::*;
 use turnguard::core::stt::protocol::CloseClass;
-use turnguard::core::stt::soniox::{FINALIZE, KEEPALIVE};
-use turnguard::core::transcriber::{
+use turnguard::core::stt::protocols::soniox;
+use turnguard::core::stt::protocols::soniox::{FINALIZE, KEEPALIVE};
+use turnguard::core::stt::transcriber::{
     Action, ProvisionReason, State, TranscriberConfig, TranscriberError,
 };
 
@@ -19,7 +20,7 @@ const SX: &str = "wss://stt-rt.soniox.example/transcribe-websocket";
 
 fn soniox() -> TranscriberConfig {
     TranscriberConfig {
-        protocol: "soniox",
+        protocol: &soniox::PROFILE,
         ..config()
     }
 }
@@ -132,8 +133,7 @@ fn stop_finalizes_ends_the_audio_and_waits_for_finished() {
     text(&mut d, &tokens(&[("bye", true)], 400));
     d.t.stop(d.now);
     let actions = d.take();
-    assert!(actions.contains(&Action::SendStopRecording));
-    assert_eq!(d.t.finish_messages(), [FINALIZE, ""]);
+    assert_eq!(texts(&actions), [FINALIZE, ""]);
     let mut last = text(&mut d, &tokens(&[(" now", true), ("<fin>", true)], 800));
     assert_eq!(d.t.state(), State::Open);
     last.extend(text(

@@ -5,7 +5,7 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
-use turnguard::core::sse::{ChatDelta, ChatStreamDecoder, SseEvent, SseParser, StreamError};
+use turnguard::core::turn::sse::{ChatDelta, ChatStreamDecoder, SseEvent, SseParser, StreamError};
 
 /// Decodes `chunks` pushed one by one, draining after each push, then ends the stream.
 fn decode(chunks: &[&[u8]]) -> Vec<ChatDelta> {

@@ -6,13 +6,13 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use proptest::prelude::*;
-use turnguard::core::backoff::Jitter;
-use turnguard::core::gladia::MessageView;
-use turnguard::core::reconnect::ReconnectConfig;
-use turnguard::core::time::Millis;
-use turnguard::core::transcriber::{
+use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocols::gladia;
+use turnguard::core::stt::reconnect::ReconnectConfig;
+use turnguard::core::stt::transcriber::{
     Action, State, Transcriber, TranscriberConfig, TranscriberError,
 };
+use turnguard::core::time::Millis;
 
 #[derive(Clone, Debug)]
 enum Input {
@@ -71,14 +71,14 @@ fn run(config: TranscriberConfig, inputs: Vec<Input>) -> Result<(), TestCaseErro
             if world.detached
                 && matches!(
                     action,
-                    Action::Connect(_) | Action::Provision | Action::Send(_)
+                    Action::Connect(_) | Action::Provision | Action::SendBinary(_)
                 )
             {
                 world.actions_after_detach.push(action.clone());
             }
             match action {
                 Action::Connect(_) => world.connections.push(Vec::new()),
-                Action::Send(bytes) => {
+                Action::SendBinary(bytes) => {
                     let number = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
                     if let Some(connection) = world.connections.last_mut() {
                         connection.push(number);
@@ -111,19 +111,12 @@ fn run(config: TranscriberConfig, inputs: Vec<Input>) -> Result<(), TestCaseErro
             Input::ProvisionFailed(status) => t.on_provision_failed(status, now),
             Input::Open => t.on_open(now),
             Input::Close(code) => t.on_close(code, now),
-            Input::Ack(bytes) => t.on_message(
-                Some(MessageView {
-                    acknowledged_bytes: Some(bytes),
-                    ..MessageView::of_kind("audio_chunk")
-                }),
+            Input::Ack(bytes) => t.on_text(
+                &format!(r#"{{"type":"audio_chunk","acknowledged":true,"data":{{"byte_range":[0,{bytes}]}}}}"#),
                 now,
             ),
-            Input::Transcript(is_final) => t.on_message(
-                Some(MessageView {
-                    is_final: Some(is_final),
-                    text: Some("words".into()),
-                    ..MessageView::of_kind("transcript")
-                }),
+            Input::Transcript(is_final) => t.on_text(
+                &format!(r#"{{"type":"transcript","data":{{"is_final":{is_final},"utterance":{{"text":"words"}}}}}}"#),
                 now,
             ),
             Input::Advance(ms) => {
@@ -210,7 +203,7 @@ fn config(buffer_ms: u64, seed: u64) -> TranscriberConfig {
         buffer_ms,
         connect_timeout_ms: 500,
         stop_timeout_ms: 300,
-        ..TranscriberConfig::default()
+        ..TranscriberConfig::new(&gladia::PROFILE)
     }
 }
 

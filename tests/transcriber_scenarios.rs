@@ -6,11 +6,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::gladia::MessageView;
-use turnguard::core::time::Millis;
-use turnguard::core::transcriber::{
+use turnguard::core::stt::protocols::gladia::STOP_RECORDING;
+use turnguard::core::stt::transcriber::{
     Action, State, TranscriberConfig, TranscriberError, UNACKED_CONFIRM_MS,
 };
+use turnguard::core::time::Millis;
 
 #[test]
 fn provision_connect_open_then_audio_and_transcripts_flow() {
@@ -27,32 +27,32 @@ fn provision_connect_open_then_audio_and_transcripts_flow() {
         ]
     );
     assert_eq!(d.open(), [Action::StateChanged(State::Open)]);
-    assert_eq!(d.audio(1), [Action::Send(frame(1))]);
+    assert_eq!(d.audio(1), [Action::SendBinary(frame(1))]);
     assert_eq!(
-        d.message(MessageView::of_kind("speech_start")),
+        d.text(&kind("speech_start")),
         [Action::SpeechStart { utterance: 1 }]
     );
     assert_eq!(
-        d.message(transcript(false, "hel")),
+        d.text(&transcript(false, "hel")),
         [Action::Partial {
             text: "hel".into(),
             utterance: 1
         }]
     );
     assert_eq!(
-        d.message(transcript(true, "hello")),
+        d.text(&transcript(true, "hello")),
         [Action::Final {
             text: "hello".into(),
             utterance: 1
         }]
     );
     assert_eq!(
-        d.message(transcript(true, "  ")),
+        d.text(&transcript(true, "  ")),
         [],
         "blank finals are noise"
     );
     assert_eq!(
-        d.message(transcript(false, "wor")),
+        d.text(&transcript(false, "wor")),
         [Action::Partial {
             text: "wor".into(),
             utterance: 2
@@ -269,25 +269,25 @@ fn stop_sends_stop_recording_once_delivers_the_last_final_and_nothing_connects_a
     d.audio(1);
     assert_eq!(d.t.poll_timeout(), None);
     d.t.stop(d.now);
-    assert_eq!(d.take(), [Action::SendStopRecording]);
+    assert_eq!(d.take(), [Action::SendText(STOP_RECORDING.into())]);
     assert_eq!(d.t.state(), State::Open, "draining");
     assert!(!d.t.send_audio(frame(2), d.now), "no audio after stop");
     d.t.stop(d.now);
     assert_eq!(d.take(), [], "stop is idempotent");
     assert_eq!(
-        d.message(transcript(true, "last words")),
+        d.text(&transcript(true, "last words")),
         [Action::Final {
             text: "last words".into(),
             utterance: 1
         }]
     );
     assert_eq!(
-        d.message(MessageView::of_kind("end_recording")),
+        d.text(&kind("end_recording")),
         [Action::Close, Action::StateChanged(State::Stopped)]
     );
     assert_eq!(d.close(1000), []);
     assert_eq!(d.advance(600_000), []);
-    assert_eq!(d.count(&Action::SendStopRecording), 1);
+    assert_eq!(d.count(&Action::SendText(STOP_RECORDING.into())), 1);
     assert_eq!(d.connects().len(), 1);
 }
 
@@ -355,7 +355,7 @@ fn dispose_sends_stop_recording_and_closes_at_once() {
     assert_eq!(
         d.take(),
         [
-            Action::SendStopRecording,
+            Action::SendText(STOP_RECORDING.into()),
             Action::Close,
             Action::StateChanged(State::Stopped)
         ]
@@ -471,15 +471,15 @@ fn unacknowledged_audio_is_sent_again_after_a_drop() {
     for number in 1..=5 {
         d.audio(number);
     }
-    d.message(ack(640));
-    d.message(ack(2 * 640)); // a coalesced acknowledgment covers two frames
+    d.text(&ack(640));
+    d.text(&ack(2 * 640)); // a coalesced acknowledgment covers two frames
     d.advance(10_000); // acknowledgments, not time, confirm once the session sends them
     d.close(1006);
     d.step();
     assert_eq!(sent(&d.open()), [4, 5]);
     assert_eq!(d.t.stats().frames_resent, 2);
-    d.message(ack(640));
-    d.message(ack(640));
+    d.text(&ack(640));
+    d.text(&ack(640));
     d.close(1006);
     d.step();
     assert_eq!(sent(&d.open()), [0u32; 0], "all acknowledged");
@@ -495,13 +495,13 @@ fn a_frame_the_server_got_twice_cannot_confirm_one_it_never_got() {
     for number in 1..=5 {
         d.audio(number);
     }
-    d.message(ack(640));
-    d.message(ack(640));
+    d.text(&ack(640));
+    d.text(&ack(640));
     d.close(1006); // 3 arrived, its acknowledgment did not
     d.step();
     assert_eq!(sent(&d.open()), [3, 4, 5]);
-    d.message(ack(640));
-    d.message(ack(640));
+    d.text(&ack(640));
+    d.text(&ack(640));
     d.close(1006);
     d.step();
     assert_eq!(sent(&d.open()), [5], "5 was never acknowledged");
@@ -513,9 +513,9 @@ fn an_acknowledgment_covers_at_least_one_frame_and_never_more_than_its_bytes() {
     for number in 1..=3 {
         d.audio(number);
     }
-    d.message(ack(100)); // shorter than a frame: still the oldest one
-    d.message(ack(1_000)); // one frame and a half: one frame
-    d.message(ack(0)); // covers nothing
+    d.text(&ack(100)); // shorter than a frame: still the oldest one
+    d.text(&ack(1_000)); // one frame and a half: one frame
+    d.text(&ack(0)); // covers nothing
     d.close(1006);
     d.step();
     assert_eq!(sent(&d.open()), [3]);
@@ -583,7 +583,7 @@ fn inputs_out_of_place_are_ignored() {
     assert_eq!(d.close(1006), []);
     assert_eq!(d.provisioned(URL), []);
     d.t.on_provision_failed(500, d.now);
-    assert_eq!(d.message(transcript(true, "x")), []);
+    assert_eq!(d.text(&transcript(true, "x")), []);
     d.t.handle_timeout(Millis(1_000_000));
     assert_eq!(d.take(), []);
     assert_eq!(d.t.state(), State::Idle);

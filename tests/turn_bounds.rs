@@ -6,8 +6,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod sim;
 
 use sim::{ok, routes, Reply, Sim, Spoken, RECOVERY};
-use turnguard::core::record::{AttemptResult, Failure, TurnStatus};
 use turnguard::core::time::Millis;
+use turnguard::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use turnguard::core::turn::TurnConfig;
 
 fn sentences(sim: &Sim) -> Vec<&str> {
@@ -145,7 +145,7 @@ fn the_accepted_text_of_a_cut_answer_keeps_the_routes_own_spacing() {
     );
 }
 
-fn content_chars(history: &[turnguard::core::history::Exchange]) -> usize {
+fn content_chars(history: &[turnguard::core::turn::history::Exchange]) -> usize {
     history
         .iter()
         .map(|e| e.user.chars().count() + e.assistant.chars().count())

@@ -14,8 +14,8 @@ use proptest::prelude::*;
 use sim::{routes, Reply, Sim, Spoken, RECOVERY};
 use std::collections::HashMap;
 use std::rc::Rc;
-use turnguard::core::record::{Failure, TurnStatus};
 use turnguard::core::time::Millis;
+use turnguard::core::turn::record::{Failure, TurnStatus};
 use turnguard::core::turn::{Event, TurnConfig};
 
 /// Schedules per run: `PROPTEST_CASES` when set (natively), else a CI-sized default.

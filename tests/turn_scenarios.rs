@@ -6,8 +6,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod sim;
 
 use sim::{fail, ok, routes, Reply, Sim, Spoken, RECOVERY};
-use turnguard::core::record::{AttemptResult, Failure, RecoveryReason, TurnStatus};
 use turnguard::core::time::Millis;
+use turnguard::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnStatus};
 use turnguard::core::turn::{StartError, Started, TurnConfig};
 
 fn answer(turn_id: &str, text: &str) -> Spoken {

@@ -7,8 +7,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod sim;
 
 use sim::{fail, ok, routes, stream, Reply, Sim, Spoken, RECOVERY};
-use turnguard::core::record::{AttemptResult, Failure, RecoveryReason, TurnStatus};
 use turnguard::core::time::Millis;
+use turnguard::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnStatus};
 use turnguard::core::turn::{Event, FallbackPolicy, RouteSpec, TurnConfig};
 
 fn sentences(sim: &Sim) -> Vec<&str> {

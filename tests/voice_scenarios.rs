@@ -1,8 +1,8 @@
 //! Voice session scenarios on the sans-IO core (V1–V4, P2, P3): a scripted shell reports what the
 //! controller, TTS and player did, and each test checks the actions that come out.
 
-use turnguard::core::playback::ChunkHeard;
 use turnguard::core::time::Millis;
+use turnguard::core::voice::playback::ChunkHeard;
 use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore, VoiceState};
 
 const RECOVERY: &str = "Sorry, could you say that again?";

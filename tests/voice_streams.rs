@@ -7,8 +7,8 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use turnguard::core::playback::{ChunkHeard, PlaybackSchedule};
 use turnguard::core::time::Millis;
+use turnguard::core::voice::playback::{ChunkHeard, PlaybackSchedule};
 use turnguard::core::voice::{
     VoiceAction, VoiceConfig, VoiceCore, VoiceEvent, VoiceState, DEFAULT_MS_PER_CHAR,
 };

@@ -6,8 +6,8 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use turnguard::core::playback::ChunkHeard;
 use turnguard::core::time::Millis;
+use turnguard::core::voice::playback::ChunkHeard;
 use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore, VoiceEvent};
 
 const RECOVERY: &str = "Sorry, could you say that again?";

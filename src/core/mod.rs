@@ -1,23 +1,13 @@
 //! The sans-IO core: state machines that take inputs with the current time and return actions.
 //! No browser APIs, no clock, no unseeded randomness; built and tested natively and on wasm32.
+//!
+//! - [`turn`]: the turn ladder (T1–T17) with its records, budgets, history, sentences and SSE;
+//! - [`stt`]: live speech-to-text: the transcriber, its reconnect policy and the wire protocols;
+//! - [`voice`]: the voice session (V1–V6) with its playback schedule and heard text;
+//! - [`time`] and the JSON reader the protocols share.
 
-pub mod backoff;
-pub mod budget;
-pub mod heard;
-pub mod history;
 pub(crate) mod json;
-pub mod pcm;
-pub mod playback;
-pub mod reconnect;
-pub mod record;
-pub mod sentences;
-pub mod sse;
 pub mod stt;
 pub mod time;
 pub mod turn;
-pub mod turn_config;
-pub mod turn_output;
 pub mod voice;
-
-// The paths they had before `stt/` held them.
-pub use stt::{gladia, transcriber};

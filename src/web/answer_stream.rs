@@ -5,7 +5,7 @@
 //!
 //! Each body read is chained with `then` (src/web/promise.rs) to one callback made per stream.
 
-use crate::core::sse::{ChatDelta, ChatStreamDecoder};
+use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder};
 use crate::web::convert::type_error;
 use crate::web::promise::{discard, then};
 use js_sys::{Function, Uint8Array};

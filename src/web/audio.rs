@@ -8,7 +8,7 @@
 //! Events go to the owner's sink after every borrow is released, so a sink may call back into
 //! the engine (or free its owner).
 
-use crate::core::playback::{PartEnded, PlaybackSchedule, Stopped};
+use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::web::convert::{range_error, type_error};
 use js_sys::{ArrayBuffer, Promise};
 use rustc_hash::FxHashMap;

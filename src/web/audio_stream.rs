@@ -6,7 +6,7 @@
 //! reader, and a part that arrives after it is dropped.
 
 use super::audio::AudioOut;
-use crate::core::pcm::{PcmFormat, PcmFramer};
+use crate::core::voice::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::glue::{clear_timeout, set_timeout, set_timeout_with_argument};
 use js_sys::{ArrayBuffer, Float32Array, Function, Promise, Uint8Array};

@@ -1,8 +1,8 @@
 //! `TurnController`: the turn ladder driven by real routes, timers and `AbortController`s.
 
-use crate::core::history::Exchange;
-use crate::core::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::time::Millis;
+use crate::core::turn::history::Exchange;
+use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::turn::{parse_request_id, Action, Event, StartError, Started, TurnLadder};
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};

@@ -1,9 +1,9 @@
 //! `ReconnectPolicy` for JS: the pure reconnect rules (R1–R5, L7), usable with any socket.
 
-use crate::core::backoff::Jitter;
-use crate::core::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
-use crate::core::stt::protocol::Protocol;
-use crate::core::stt::{gladia::Gladia, protocol_named, protocol_names, PROTOCOLS};
+use crate::core::stt::backoff::Jitter;
+use crate::core::stt::protocol::{classify_close, Codec, Profile};
+use crate::core::stt::protocols;
+use crate::core::stt::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as Policy};
 use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
@@ -16,8 +16,9 @@ use wasm_bindgen::prelude::*;
 pub struct ReconnectPolicy {
     /// Taken by `free()`; every method of a freed policy throws a `TypeError`.
     policy: RefCell<Option<Policy>>,
-    /// Whose close codes `onClose` classifies.
-    protocol: RefCell<Box<dyn Protocol>>,
+    /// Whose close codes `onClose` classifies, and its codec (a close may depend on what it saw).
+    protocol: &'static Profile,
+    codec: RefCell<Box<dyn Codec>>,
 }
 
 #[wasm_bindgen]
@@ -31,19 +32,18 @@ impl ReconnectPolicy {
     ) -> Result<ReconnectPolicy, JsValue> {
         let options = options.unwrap_or(JsValue::UNDEFINED);
         let mut policy = Policy::new(parse_reconnect_config(&options)?);
-        let mut protocol: Box<dyn Protocol> = Box::new(Gladia);
+        let mut protocol = DEFAULT_PROTOCOL;
         if !options.is_undefined() && !options.is_null() {
             let fields = Fields::of(&options, "options")?;
-            if let Some(name) = parse_protocol(&fields)? {
-                protocol = protocol_named(name).unwrap_or(protocol);
-            }
+            protocol = parse_protocol(&fields)?;
             policy.set_throttled_delay_ms(
                 fields.non_negative_ms("throttledDelayMs", Policy::DEFAULT_THROTTLED_DELAY_MS)?,
             );
         }
         Ok(ReconnectPolicy {
             policy: RefCell::new(Some(policy)),
-            protocol: RefCell::new(protocol),
+            codec: RefCell::new((protocol.codec)()),
+            protocol,
         })
     }
 
@@ -76,11 +76,11 @@ impl ReconnectPolicy {
         let code = whole_arg(&code, "code", 0, u32::from(u16::MAX))?;
         let now = Millis(time_arg(&now_ms, "nowMs")?);
         let code = u16::try_from(code).unwrap_or(u16::MAX);
-        let class = match self.protocol.try_borrow_mut() {
-            Ok(mut protocol) => protocol.classify_close(code),
-            Err(_) => crate::core::stt::gladia::close_class(code),
+        let class = match self.codec.try_borrow_mut() {
+            Ok(mut codec) => classify_close(self.protocol, &mut **codec, code),
+            Err(_) => self.protocol.close_class(code),
         };
-        self.with(|policy| decision_to_js(policy.on_close_as(code, class, now)))
+        self.with(|policy| decision_to_js(policy.on_close(code, class, now)))
     }
 
     /// Provisioning failed with this HTTP status (0 for a network error) at `nowMs`.
@@ -195,22 +195,21 @@ pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfi
     Ok(config)
 }
 
-/// `options.protocol`: one of the names in [`PROTOCOLS`], else a `RangeError` listing them.
-pub(crate) fn parse_protocol(fields: &Fields<'_>) -> Result<Option<&'static str>, JsValue> {
+/// The protocol of a `LiveTranscriber` or `ReconnectPolicy` whose options name none (DESIGN.md L2).
+pub(crate) const DEFAULT_PROTOCOL: &Profile = &protocols::gladia::PROFILE;
+
+/// `options.protocol`: one of [`protocols::ALL`] by name, else a `RangeError` listing them;
+/// [`DEFAULT_PROTOCOL`] when absent.
+pub(crate) fn parse_protocol(fields: &Fields<'_>) -> Result<&'static Profile, JsValue> {
     let Some(name) = fields.optional_string("protocol")? else {
-        return Ok(None);
+        return Ok(DEFAULT_PROTOCOL);
     };
-    PROTOCOLS
-        .iter()
-        .map(|(known, _)| *known)
-        .find(|known| *known == name)
-        .map(Some)
-        .ok_or_else(|| {
-            range_error(&format!(
-                "options.protocol must be one of {}",
-                protocol_names()
-            ))
-        })
+    protocols::named(&name).ok_or_else(|| {
+        range_error(&format!(
+            "options.protocol must be one of {}",
+            protocols::names()
+        ))
+    })
 }
 
 /// A seed for jitter when the app gives none: jitter needs spread, not secrecy.

@@ -1,7 +1,7 @@
 //! Records and events as the plain JS objects of rules T13 and T14, built by `glue.js` from
 //! numbers and the JS strings the shell already holds.
 
-use crate::core::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
+use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
 use crate::core::turn::Event;
 use crate::web::glue;
 use js_sys::Array;

@@ -2,7 +2,7 @@
 //! the app's own backend proxy), streaming, abortable, its SSE decoded by the core. The request
 //! is src/web/chat_request.rs, the answer stream src/web/answer_stream.rs.
 
-use crate::core::sse::{ChatDelta, ChatStreamDecoder as Decoder};
+use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder as Decoder};
 use crate::web::chat_request::{generate, on_response, ChatSpec};
 use crate::web::convert::{type_error, Fields};
 use crate::web::js_object::JsObject;

@@ -6,8 +6,8 @@
 //! `TurnController`, `LiveTranscriber` and speech engine ([`AudioOut`]) and performs the core's
 //! actions on them through the shared driver, so no JS callback runs with a borrow held.
 
-use crate::core::playback::ChunkHeard;
 use crate::core::time::Millis;
+use crate::core::voice::playback::ChunkHeard;
 use crate::core::voice::{VoiceAction, VoiceCore, VoiceError, VoiceState};
 use crate::web::audio::{AudioOut, PlayerEvent};
 use crate::web::controller::TurnController;
@@ -461,7 +461,7 @@ impl Shared {
     }
 
     /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
-    fn stop_engine(&self) -> crate::core::playback::Stopped {
+    fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
         self.stopping.set(true);
         let stopped = self.engine.stop();
         self.stopping.set(false);

@@ -8,7 +8,7 @@
 //! (a queued `provision()` or connect is skipped once the transcriber stopped). `free()` is
 //! idempotent and works from any callback.
 //!
-//! Server messages go to the core as text: `core::gladia` reads them with the crate's own small
+//! Server messages go to the core as text: `core::stt::gladia` reads them with the crate's own small
 //! JSON reader.
 
 mod dev_provisioner;
@@ -20,8 +20,8 @@ mod socket;
 
 pub use options::gladia_provisioner;
 
+use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;
-use crate::core::transcriber::{Action, State, Stats, Transcriber};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
@@ -117,6 +117,15 @@ impl LiveTranscriber {
             shared: Handle::new(shared),
             last: RefCell::new((State::Stopped, Stats::default())),
         })
+    }
+
+    /// Every protocol's name, as `options.protocol` takes it.
+    #[wasm_bindgen(getter, unchecked_return_type = "TranscriberProtocol[]")]
+    pub fn protocols() -> js_sys::Array {
+        crate::core::stt::protocols::ALL
+            .iter()
+            .map(|profile| JsValue::from_str(profile.name))
+            .collect()
     }
 
     /// Provisions a session and connects. Resolves once the socket first opens; rejects with the
@@ -380,24 +389,9 @@ impl Shared {
                     self.connect(&url);
                 }
             }
-            Action::Send(bytes) => {
-                let text = self.driver.read(|core| core.audio_text(&bytes)).flatten();
+            Action::SendBinary(bytes) => {
                 if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    match text {
-                        Some(text) => socket.send_text(&text),
-                        None => socket.send_bytes(&bytes),
-                    }
-                }
-            }
-            Action::SendStopRecording => {
-                let messages = self
-                    .driver
-                    .read(Transcriber::finish_messages)
-                    .unwrap_or_default();
-                if let Some(socket) = self.io.borrow().socket.as_ref() {
-                    for message in messages {
-                        socket.send_text(&message);
-                    }
+                    socket.send_bytes(&bytes);
                 }
             }
             Action::SendText(text) => {
@@ -424,6 +418,11 @@ impl Shared {
                 let meta = self.meta(utterance);
                 self.call1(&self.callbacks.on_speech_start, "onSpeechStart", &meta);
             }
+            // The guess's text stays in the page's own code: events carry no conversation text.
+            Action::EagerFinal { utterance, .. } => {
+                self.report_turn_hint("eager_end_of_turn", utterance)
+            }
+            Action::Resumed { utterance } => self.report_turn_hint("turn_resumed", utterance),
             Action::Error(error) => {
                 let error_js = error_to_js(&error);
                 if error.is_terminal() {
@@ -531,6 +530,17 @@ impl Shared {
             .set("delayMs", report.delay_ms as f64)
             .build();
         self.call1(&self.callbacks.on_event, "onEvent", &event);
+    }
+
+    /// `onEvent` gets the provider's end-of-turn guess, or its withdrawal, for `utterance`.
+    fn report_turn_hint(&self, kind: &str, utterance: u64) {
+        if self.callbacks.on_event.is_some() {
+            let event = JsObject::new()
+                .set("type", kind)
+                .set("utterance", utterance as f64)
+                .build();
+            self.call1(&self.callbacks.on_event, "onEvent", &event);
+        }
     }
 
     fn meta(&self, utterance: u64) -> JsValue {

@@ -4,9 +4,9 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use turnguard::core::history::Exchange;
-use turnguard::core::record::{Failure, TurnRecord};
 use turnguard::core::time::Millis;
+use turnguard::core::turn::history::Exchange;
+use turnguard::core::turn::record::{Failure, TurnRecord};
 use turnguard::core::turn::{Action, Event, RouteSpec, TurnConfig, TurnLadder};
 
 /// What a scripted route does with one call.

@@ -3,14 +3,20 @@
 
 #![allow(dead_code)]
 
-use turnguard::core::backoff::Jitter;
-use turnguard::core::gladia::MessageView;
-use turnguard::core::reconnect::ReconnectConfig;
+use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocol::Profile;
+use turnguard::core::stt::protocols::gladia;
+use turnguard::core::stt::reconnect::ReconnectConfig;
+use turnguard::core::stt::transcriber::{Action, Transcriber, TranscriberConfig};
 use turnguard::core::time::Millis;
-use turnguard::core::transcriber::{Action, Transcriber, TranscriberConfig};
 
-/// The compressed policy of the browser tests, with exact delays.
+/// Gladia with the compressed policy of the browser tests, with exact delays.
 pub fn config() -> TranscriberConfig {
+    config_for(&gladia::PROFILE)
+}
+
+/// `protocol` with the compressed policy of the browser tests, with exact delays.
+pub fn config_for(protocol: &'static Profile) -> TranscriberConfig {
     TranscriberConfig {
         reconnect: ReconnectConfig {
             stable_open_ms: 400,
@@ -19,7 +25,7 @@ pub fn config() -> TranscriberConfig {
             jitter: Jitter::None,
             ..ReconnectConfig::default()
         },
-        ..TranscriberConfig::default()
+        ..TranscriberConfig::new(protocol)
     }
 }
 
@@ -95,8 +101,9 @@ impl Drive {
         self.take()
     }
 
-    pub fn message(&mut self, view: MessageView) -> Vec<Action> {
-        self.t.on_message(Some(view), self.now);
+    /// A server text message arrives.
+    pub fn text(&mut self, message: &str) -> Vec<Action> {
+        self.t.on_text(message, self.now);
         self.take()
     }
 
@@ -134,30 +141,91 @@ pub fn frame(number: u32) -> Vec<u8> {
     bytes
 }
 
-/// The numbers of the frames among `actions`, in order.
+/// The numbers of the frames among `actions`, in order: binary frames, and the base64 audio of
+/// text frames (whose first sample is the number: frames are numbered below 2^15, and a
+/// resampler keeps the first sample).
 pub fn sent(actions: &[Action]) -> Vec<u32> {
     actions
         .iter()
         .filter_map(|action| match action {
-            Action::Send(bytes) => Some(u32::from_le_bytes(bytes[..4].try_into().unwrap())),
+            Action::SendBinary(bytes) => Some(u32::from_le_bytes(bytes[..4].try_into().unwrap())),
+            Action::SendText(text) => {
+                let pcm = base64_audio(text)?;
+                Some(u32::from(u16::from_le_bytes([pcm[0], pcm[1]])))
+            }
             _ => None,
         })
         .collect()
 }
 
-pub fn transcript(is_final: bool, text: &str) -> MessageView {
-    MessageView {
-        is_final: Some(is_final),
-        text: Some(text.to_owned()),
-        ..MessageView::of_kind("transcript")
+/// The PCM of a text frame's base64 audio: the string value of its first key that starts with
+/// `audio` (`audio`, `audio_base_64`) and has a string value.
+pub fn base64_audio(text: &str) -> Option<Vec<u8>> {
+    let key = text.find("\"audio")?;
+    let rest = text.get(key + 1..)?;
+    let mut parts = rest.split('"');
+    let value = match (parts.next(), parts.next(), parts.next()) {
+        (Some(_key), Some(":"), Some(value)) => value,
+        _ => return None,
+    };
+    let digit = |b: u8| match b {
+        b'A'..=b'Z' => Some(b - b'A'),
+        b'a'..=b'z' => Some(b - b'a' + 26),
+        b'0'..=b'9' => Some(b - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for b in value.bytes().filter(|&b| b != b'=') {
+        acc = acc << 6 | u32::from(digit(b)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
     }
+    (out.len() >= 2).then_some(out)
 }
 
-pub fn ack(bytes: u64) -> MessageView {
-    MessageView {
-        acknowledged_bytes: Some(bytes),
-        ..MessageView::of_kind("audio_chunk")
-    }
+/// The finals among `actions`, in order.
+pub fn finals(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::Final { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text frames among `actions`, in order.
+pub fn texts(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::SendText(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A Gladia message of this `type` and nothing else.
+pub fn kind(kind: &str) -> String {
+    format!(r#"{{"type":"{kind}"}}"#)
+}
+
+/// A Gladia `transcript`.
+pub fn transcript(is_final: bool, text: &str) -> String {
+    format!(
+        r#"{{"type":"transcript","data":{{"is_final":{is_final},"utterance":{{"text":"{text}"}}}}}}"#
+    )
+}
+
+/// A Gladia `audio_chunk` acknowledging `bytes` more bytes.
+pub fn ack(bytes: u64) -> String {
+    format!(r#"{{"type":"audio_chunk","acknowledged":true,"data":{{"byte_range":[0,{bytes}]}}}}"#)
 }
 
 pub const URL: &str = "wss://stt.example/v2/live?token=one";

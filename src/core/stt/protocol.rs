@@ -1,10 +1,10 @@
 //! The seam between the transcriber and one provider's wire protocol (L2).
 //!
-//! A [`Protocol`] turns server text messages into neutral [`Event`]s, says how audio is framed
-//! and paced, which text messages start, keep alive and finish a stream, what each close code
-//! means ([`CloseClass`]), whether credentials serve one connection only (R6), and what the
-//! server will never need again ([`Watermark`]). The transcriber machine, its audio buffer and the
-//! reconnect policy know nothing else about the provider.
+//! A protocol is a [`Profile`], the facts that are constants (framing, sample rate, keepalive,
+//! credentials, watermark, pacing, close classes), and a [`Codec`] for what varies: server text
+//! messages become neutral [`Event`]s, and the start, audio and finish messages are written. The
+//! transcriber machine, its audio buffer and the reconnect policy know nothing else about the
+//! provider, and never ask which one it is.
 
 use std::fmt;
 
@@ -108,14 +108,20 @@ pub enum Event {
     SpeechStart,
     /// The user stopped talking.
     SpeechEnd,
+    /// The provider guesses the utterance under way ended with this text (Deepgram Flux's
+    /// `EagerEndOfTurn`): its final follows with the same text, unless [`Event::Resumed`] comes
+    /// first. A hint for starting an answer early, never a final.
+    EagerFinal(String),
+    /// The last [`Event::EagerFinal`] was wrong: the user went on (Flux's `TurnResumed`).
+    Resumed,
     /// The session received this many more bytes ([`Watermark::AcknowledgedBytes`]).
     AckBytes(u64),
     /// The server finalized this connection's audio up to this many milliseconds
     /// ([`Watermark::FinalizedTime`]).
     FinalizedUntilMs(u64),
-    /// The server accepted the start message: audio may flow ([`Protocol::audio_after_start`]).
+    /// The server accepted the start message: audio may flow ([`Profile::audio_after_start`]).
     Started,
-    /// The server received this many frames of this connection ([`Protocol::receipt_window_ms`]).
+    /// The server received this many frames of this connection ([`Profile::receipt_window_ms`]).
     Received(u64),
     /// The server ended the session (Gladia's `end_session`): over, unless we are stopping.
     SessionOver,
@@ -129,11 +135,100 @@ pub enum Event {
     Malformed,
 }
 
-/// One wire protocol. See the module documentation; one file per provider implements it.
-pub trait Protocol: fmt::Debug {
-    /// The name apps use (`protocol: "deepgram"`).
-    fn name(&self) -> &'static str;
+/// Whether the credentials `provision()` gives serve a whole session or one connection (R6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Credentials {
+    /// A reconnect reuses the session's URL and credentials.
+    Session,
+    /// Single-use or short-lived: every connect calls `provision()` first
+    /// (`reason: "reconnect"`), outside R3's window.
+    PerConnection,
+}
 
+/// How audio frames go on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// Binary frames of PCM16 little-endian mono.
+    Binary,
+    /// Text frames: base64 PCM16 in a JSON message the codec writes ([`Codec::audio_message`]).
+    Base64Json,
+}
+
+/// Close codes from `first` to `last` mean `class` (R2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseRule {
+    pub first: u16,
+    pub last: u16,
+    pub class: CloseClass,
+}
+
+impl CloseRule {
+    /// One code.
+    pub const fn code(code: u16, class: CloseClass) -> CloseRule {
+        CloseRule {
+            first: code,
+            last: code,
+            class,
+        }
+    }
+
+    /// Every code from `first` to `last`.
+    pub const fn range(first: u16, last: u16, class: CloseClass) -> CloseRule {
+        CloseRule { first, last, class }
+    }
+}
+
+/// One wire protocol: what is constant about it, and a codec for the rest. One file under
+/// `protocols/` holds each as `pub const PROFILE: Profile`; the list is made from that folder.
+#[derive(Clone, Copy, Debug)]
+pub struct Profile {
+    /// The name apps give as `protocol` (the file's name, with `-` for `_`).
+    pub name: &'static str,
+    /// How audio frames go out.
+    pub framing: Framing,
+    /// The sample rate the server takes, if it takes only one: audio is resampled to it.
+    pub sample_rate: Option<u32>,
+    /// Sent when the socket went this long without a frame while no audio flows (L9).
+    pub keepalive: Option<Keepalive>,
+    /// R6.
+    pub credentials: Credentials,
+    /// What the server will never need again (L4).
+    pub watermark: Watermark,
+    /// Frame sizes and resend rate (L4).
+    pub pacing: Pacing,
+    /// Most audio, in milliseconds, that may be on a connection ahead of the server's receipts
+    /// ([`Event::Received`]): flow control, and liveness (a socket that owes receipts for
+    /// `ackTimeoutMs` is half-open). 0: the protocol sends no receipts.
+    pub receipt_window_ms: u64,
+    /// Audio waits for the server's answer to the start message ([`Event::Started`]);
+    /// otherwise it flows as soon as the socket opens.
+    pub audio_after_start: bool,
+    /// What close codes mean, first match first; any other code is [`CloseClass::Retry`].
+    pub closes: &'static [CloseRule],
+    /// A fresh codec, for one transcriber.
+    pub codec: fn() -> Box<dyn Codec>,
+}
+
+impl Profile {
+    /// What a close with `code` means by the table alone.
+    pub fn close_class(&self, code: u16) -> CloseClass {
+        self.closes
+            .iter()
+            .find(|rule| (rule.first..=rule.last).contains(&code))
+            .map_or(CloseClass::Retry, |rule| rule.class)
+    }
+}
+
+/// What a close with `code` means: what `codec` saw before it, else the profile's table (R2).
+pub fn classify_close(profile: &Profile, codec: &mut dyn Codec, code: u16) -> CloseClass {
+    codec
+        .close_class(code)
+        .unwrap_or_else(|| profile.close_class(code))
+}
+
+/// What varies in a protocol: reading the server's messages and writing the client's. One
+/// codec serves one transcriber across its connections.
+pub trait Codec: fmt::Debug {
     /// A new connection to `url` opened: forget what belonged to the last one.
     fn on_connect(&mut self, _url: &str) {}
 
@@ -142,63 +237,25 @@ pub trait Protocol: fmt::Debug {
 
     /// A text message to send first on every connection, if the protocol has one. `config` is the
     /// JSON object `provision()` gave as `config`, whose fields go into it ([`merged_object`]);
-    /// `sample_rate` is the audio's.
+    /// `sample_rate` is the audio's on the wire.
     fn start_message(&self, _config: Option<&str>, _sample_rate: u32) -> Option<String> {
         None
     }
 
-    /// Whether audio must wait for the server's answer to the start message
-    /// ([`Event::Started`]); otherwise it flows as soon as the socket opens.
-    fn audio_after_start(&self) -> bool {
-        false
-    }
-
-    /// Most audio, in milliseconds, that may be on a connection ahead of the server's receipts
-    /// ([`Event::Received`]): flow control, and liveness (a socket that owes receipts for
-    /// `ackTimeoutMs` is half-open). 0: the protocol sends no receipts.
-    fn receipt_window_ms(&self) -> u64 {
-        0
-    }
-
-    /// The keepalive, if the protocol needs one while no audio flows (L9).
-    fn keepalive(&self) -> Option<Keepalive> {
-        None
+    /// One frame of audio, `base64` PCM16 at `sample_rate`, as the protocol's text message
+    /// ([`Framing::Base64Json`] only).
+    fn audio_message(&mut self, _base64: &str, _sample_rate: u32) -> String {
+        String::new()
     }
 
     /// The text messages that finish the stream on `stop()`, in order, once `frames_sent` frames
     /// went out on this connection: the server then sends what is left and [`Event::Finished`] or
-    /// closes.
-    fn finish_messages(&self, frames_sent: u64) -> Vec<String>;
+    /// closes. Called once, when they go out.
+    fn finish_messages(&mut self, frames_sent: u64) -> Vec<String>;
 
-    /// The finish messages went out (`stop()`): a protocol whose server sends no end-of-stream
-    /// message of its own can now tell when it has sent everything ([`Event::Finished`]).
-    fn on_finish(&mut self) {}
-
-    /// What a close with `code` means (R2). May depend on what this protocol saw before.
-    fn classify_close(&mut self, code: u16) -> CloseClass;
-
-    /// Whether every connection needs fresh credentials from `provision()` (R6).
-    fn single_use_credentials(&self) -> bool {
-        false
-    }
-
-    /// What the server acknowledges (L4).
-    fn watermark(&self) -> Watermark;
-
-    /// Frame sizes and resend rate (L4).
-    fn pacing(&self) -> Pacing {
-        Pacing::UNPACED
-    }
-
-    /// The sample rate the protocol requires, if it accepts only one.
-    fn sample_rate(&self) -> Option<u32> {
-        None
-    }
-
-    /// One frame of PCM16 audio at `sample_rate` as a text message, for protocols that take
-    /// base64 in JSON (and may resample it to [`Protocol::sample_rate`]); `None` sends it as a
-    /// binary frame.
-    fn audio_text(&self, _pcm: &[u8], _sample_rate: u32) -> Option<String> {
+    /// What a close with `code` means when it depends on what this codec saw (an error message
+    /// before the close); `None` leaves it to [`Profile::closes`].
+    fn close_class(&mut self, _code: u16) -> Option<CloseClass> {
         None
     }
 }
@@ -220,7 +277,7 @@ pub fn merged_object(base: &str, extra: Option<&str>) -> String {
     }
 }
 
-/// Standard base64 with padding, for [`Protocol::audio_text`].
+/// Standard base64 with padding, for [`Framing::Base64Json`].
 pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let symbol = |index: u32| {

@@ -2,11 +2,11 @@
 //! rung or recovery, and answers that come too late.
 
 use super::{request_id_of, TurnLadder};
-use crate::core::record::Attempt;
-use crate::core::record::{AttemptResult, Failure, RecoveryReason};
 use crate::core::time::Millis;
-use crate::core::turn_config::FallbackPolicy;
-use crate::core::turn_output::{Action, Event};
+use crate::core::turn::config::FallbackPolicy;
+use crate::core::turn::output::{Action, Event};
+use crate::core::turn::record::Attempt;
+use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason};
 
 impl TurnLadder {
     pub(super) fn expire(&mut self, turn_id: &str, now: Millis) {

@@ -16,12 +16,12 @@
 //! between them.
 
 use super::TurnLadder;
-use crate::core::history::Exchange;
-use crate::core::record::{AttemptResult, Failure, TurnStatus};
-use crate::core::sentences::SentenceSplitter;
 use crate::core::time::Millis;
-use crate::core::turn_config::TurnConfig;
-use crate::core::turn_output::{Action, Event};
+use crate::core::turn::config::TurnConfig;
+use crate::core::turn::history::Exchange;
+use crate::core::turn::output::{Action, Event};
+use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
+use crate::core::turn::sentences::SentenceSplitter;
 
 /// Characters read past `max_answer_chars` before the answer is cut.
 const LOOKAHEAD_CHARS: usize = TurnConfig::ANSWER_LOOKAHEAD_CHARS;

@@ -4,8 +4,8 @@
 
 use super::turn::Sentence;
 use super::{VoiceAction, VoiceCore};
-use crate::core::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
-use crate::core::playback::ChunkHeard;
+use crate::core::voice::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
+use crate::core::voice::playback::ChunkHeard;
 
 /// Milliseconds of speech per character assumed before the session measured any: slower than
 /// the TTS voices measured (espeak-ng 175 wpm ≈ 65 ms, OpenAI's voices ≈ 60–70 ms), so an

@@ -19,7 +19,10 @@
 
 mod config;
 mod cut;
+pub mod heard;
 mod output;
+pub mod pcm;
+pub mod playback;
 mod tts;
 mod turn;
 

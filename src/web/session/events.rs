@@ -3,7 +3,7 @@
 //! said or what the agent answered, never a credential or a header (T14).
 
 use super::Shared;
-use crate::core::playback::Stopped;
+use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
 use crate::web::js_object::JsObject;
 use js_sys::Reflect;

@@ -1,7 +1,7 @@
 //! The error objects `LiveTranscriber` hands to JS: `onError`'s (real `Error`s with a `code`),
 //! a throwing callback's, and the `DOMException`s of promises it rejects.
 
-use crate::core::transcriber::TranscriberError;
+use crate::core::stt::transcriber::TranscriberError;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::DomException;

@@ -1,8 +1,8 @@
 //! `LiveTranscriber` options, the development-only `gladiaProvisioner`, and their TypeScript
 //! types. Every bad value throws a `TypeError`/`RangeError` naming the field.
 
-use crate::core::reconnect::ReconnectConfig;
-use crate::core::transcriber::TranscriberConfig;
+use crate::core::stt::reconnect::ReconnectConfig;
+use crate::core::stt::transcriber::TranscriberConfig;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::{parse_protocol, parse_reconnect_config};
@@ -44,11 +44,8 @@ pub(super) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue>
     };
     let mut config = TranscriberConfig {
         reconnect: parse_policy(&fields.get("policy")?)?,
-        ..TranscriberConfig::default()
+        ..TranscriberConfig::new(parse_protocol(&fields)?)
     };
-    if let Some(name) = parse_protocol(&fields)? {
-        config.protocol = name;
-    }
     let rate = fields.count("sampleRate", u64::from(config.sample_rate), 0)?;
     if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
         return Err(range_error(&format!(
@@ -160,10 +157,12 @@ pub fn gladia_provisioner(
     super::dev_provisioner::make(api_key, &api_url, &config)
 }
 
+/// `TranscriberProtocol`, the union of every protocol's name, made by `build.rs` from the list.
+#[wasm_bindgen(typescript_custom_section)]
+const TRANSCRIBER_PROTOCOL: &str = include_str!(concat!(env!("OUT_DIR"), "/protocol_union.d.ts"));
+
 #[wasm_bindgen(typescript_custom_section)]
 const TRANSCRIBER_TYPES: &str = r#"
-/** The wire protocols `LiveTranscriber` speaks (`docs/providers.md` has each one's backend call). */
-export type TranscriberProtocol = "gladia" | "deepgram" | "assemblyai" | "openai" | "speechmatics" | "soniox" | "elevenlabs";
 
 /**
  * What `provision()` resolves to: the live session's WebSocket URL (it carries the session token
@@ -197,7 +196,17 @@ export interface TranscriberCloseEvent {
   delayMs: number;
 }
 
-export type TranscriberEvent = TranscriberCloseEvent;
+/**
+ * The provider guessed that utterance `utterance` ended (`eager_end_of_turn`: its final follows
+ * unless a `turn_resumed` comes first), or withdrew the guess. Only protocols that send such
+ * guesses (Deepgram Flux with `eager_eot_threshold`) report them.
+ */
+export interface TranscriberTurnHintEvent {
+  type: "eager_end_of_turn" | "turn_resumed";
+  utterance: number;
+}
+
+export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`

@@ -403,7 +403,7 @@ impl AudioBuffer {
                 self.counts.resent += 1;
             }
             frame.sent = true;
-            actions.push_back(Action::Send(frame.bytes.clone()));
+            actions.push_back(Action::SendBinary(frame.bytes.clone()));
             self.in_flight += 1;
             self.last_sent_at = Some(now);
         }

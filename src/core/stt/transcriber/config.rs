@@ -1,14 +1,13 @@
 //! A transcriber's limits and their documented defaults.
 
-use crate::core::reconnect::ReconnectConfig;
-use crate::core::stt::protocol::{pcm_bytes_for_ms, DEFAULT_SAMPLE_RATE};
+use crate::core::stt::protocol::{pcm_bytes_for_ms, Profile, DEFAULT_SAMPLE_RATE};
+use crate::core::stt::reconnect::ReconnectConfig;
 
-/// Limits of one transcriber. [`TranscriberConfig::default`] gives the documented defaults.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Limits of one transcriber. [`TranscriberConfig::new`] gives the documented defaults.
+#[derive(Clone, Debug)]
 pub struct TranscriberConfig {
-    /// The wire protocol, by its name in [`crate::core::stt::PROTOCOLS`]; an unknown name falls
-    /// back to the first (Gladia). Default `"gladia"`.
-    pub protocol: &'static str,
+    /// The wire protocol (one of [`crate::core::stt::protocols::ALL`]).
+    pub protocol: &'static Profile,
     /// The reconnect rules (L3).
     pub reconnect: ReconnectConfig,
     /// Sample rate of the PCM16 mono audio handed to `send_audio`.
@@ -53,10 +52,11 @@ impl TranscriberConfig {
     }
 }
 
-impl Default for TranscriberConfig {
-    fn default() -> Self {
+impl TranscriberConfig {
+    /// The documented defaults, for `protocol`.
+    pub fn new(protocol: &'static Profile) -> Self {
         TranscriberConfig {
-            protocol: "gladia",
+            protocol,
             reconnect: ReconnectConfig::default(),
             sample_rate: DEFAULT_SAMPLE_RATE,
             buffer_ms: Self::DEFAULT_BUFFER_MS,

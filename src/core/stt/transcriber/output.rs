@@ -1,7 +1,7 @@
 //! What the transcriber tells its shell: its state, its errors, its counters and its actions.
 
-use crate::core::reconnect::ReconnectAction;
 use crate::core::stt::protocol::CloseClass;
+use crate::core::stt::reconnect::ReconnectAction;
 use std::fmt;
 
 /// Why `provision()` is called (`reason` in its request).
@@ -203,12 +203,10 @@ pub enum Action {
     CancelProvision,
     /// Close any socket and open one to this URL; answer with `on_open`/`on_close`.
     Connect(String),
-    /// Send these bytes as one binary frame on the open socket.
-    Send(Vec<u8>),
-    /// Send the protocol's finish messages ([`Transcriber::finish_messages`](super::Transcriber::finish_messages);
-    /// Gladia's `stop_recording`, after which the action is named) as text frames on the open socket.
-    SendStopRecording,
-    /// Send this text frame on the open socket (a protocol's start, keepalive or audio message).
+    /// Send this binary frame on the open socket (audio, where the protocol frames it so).
+    SendBinary(Vec<u8>),
+    /// Send this text frame on the open socket (a protocol's start, keepalive, audio or finish
+    /// message), as it is.
     SendText(String),
     /// Close the socket (code 1000) and report nothing more from it.
     Close,
@@ -220,6 +218,11 @@ pub enum Action {
     Final { text: String, utterance: u64 },
     /// The user started talking: utterance number `utterance` begins (barge-in).
     SpeechStart { utterance: u64 },
+    /// The provider guesses utterance `utterance` ended with `text`: its final will say the
+    /// same unless a [`Action::Resumed`] comes first. Never a final (T1).
+    EagerFinal { text: String, utterance: u64 },
+    /// The guess for utterance `utterance` is withdrawn: the user went on.
+    Resumed { utterance: u64 },
     /// Report an error; a terminal one comes right before `StateChanged(Failed)`.
     Error(TranscriberError),
 }

@@ -2,7 +2,8 @@
 //! it derives (paced resend, keepalive, half-open), and what each does when it comes due.
 
 use super::{Action, State, Transcriber};
-use crate::core::reconnect::ReconnectAction;
+use crate::core::stt::protocol::Credentials;
+use crate::core::stt::reconnect::ReconnectAction;
 use crate::core::time::Millis;
 
 /// One deadline per timer kind; the next wake-up is the earliest.
@@ -55,7 +56,7 @@ impl Transcriber {
                 self.finish_when_drained();
             }
             if self.keepalive_at().is_some_and(|at| at <= now) {
-                if let Some(keepalive) = self.protocol.keepalive() {
+                if let Some(keepalive) = self.profile.keepalive {
                     self.send_text(keepalive.message.to_owned(), now);
                 }
             }
@@ -69,7 +70,7 @@ impl Transcriber {
             self.on_provision_failed(0, now);
         }
         if take_due(&mut self.timers.retry, now) && self.state == State::Backoff {
-            let fresh = self.protocol.single_use_credentials();
+            let fresh = self.profile.credentials == Credentials::PerConnection;
             match (self.after_backoff, &self.url) {
                 (ReconnectAction::ReconnectSameUrl, Some(_)) if !fresh => self.connect(now),
                 _ => self.provision(now),
@@ -107,7 +108,7 @@ impl Transcriber {
 
     /// When the keepalive is due: the protocol's idle time after the last frame (L9).
     fn keepalive_at(&self) -> Option<Millis> {
-        let keepalive = self.protocol.keepalive()?;
+        let keepalive = self.profile.keepalive?;
         if self.state != State::Open || self.stopping {
             return None;
         }

@@ -21,16 +21,33 @@
 //!   `session_time_limit_exceeded` the session is over; anything else retried.
 
 use crate::core::json::Reader;
-use crate::core::stt::protocol::{base64, CloseClass, Event, Protocol, Watermark};
+use crate::core::stt::protocol::{
+    CloseClass, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark, DEFAULT_SAMPLE_RATE,
+};
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+
+/// ElevenLabs Scribe realtime.
+pub const PROFILE: Profile = Profile {
+    name: "elevenlabs",
+    framing: Framing::Base64Json,
+    sample_rate: None,
+    keepalive: None,
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing::UNPACED,
+    receipt_window_ms: 0,
+    audio_after_start: false,
+    // The error message before a close says what it means.
+    closes: &[],
+    codec: || Box::<ElevenLabs>::default(),
+};
 
 /// The ElevenLabs Scribe realtime protocol and its last commit.
 #[derive(Debug, Default)]
 pub struct ElevenLabs {
     /// The last final's text, and (once a reconnect happened) the context for the next chunk.
     last_final: String,
-    previous_text: RefCell<Option<String>>,
+    previous_text: Option<String>,
     /// The kind (`true`: with timestamps) and text of the last final, to spot its twin.
     last_kind: Option<bool>,
     /// The class of the error message that came before the close.
@@ -38,13 +55,8 @@ pub struct ElevenLabs {
     /// `stop()` committed: the next committed transcript finishes the stream.
     finishing: bool,
     /// The rate of the frames, for the finish's commit.
-    sample_rate: Cell<u32>,
+    sample_rate: u32,
     connected_before: bool,
-}
-
-/// A boxed [`ElevenLabs`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<ElevenLabs>::default()
 }
 
 #[derive(Debug, Default)]
@@ -141,17 +153,13 @@ impl ElevenLabs {
     }
 }
 
-impl Protocol for ElevenLabs {
-    fn name(&self) -> &'static str {
-        "elevenlabs"
-    }
-
+impl Codec for ElevenLabs {
     fn on_connect(&mut self, _url: &str) {
         self.error_class = None;
         self.last_kind = None;
         let context =
             (self.connected_before && !self.last_final.is_empty()).then(|| self.last_final.clone());
-        self.previous_text.replace(context);
+        self.previous_text = context;
         self.connected_before = true;
     }
 
@@ -184,9 +192,10 @@ impl Protocol for ElevenLabs {
         }
     }
 
-    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
-        let rate = match self.sample_rate.get() {
-            0 => crate::core::stt::protocol::DEFAULT_SAMPLE_RATE,
+    fn finish_messages(&mut self, _frames_sent: u64) -> Vec<String> {
+        self.finishing = true;
+        let rate = match self.sample_rate {
+            0 => DEFAULT_SAMPLE_RATE,
             rate => rate,
         };
         vec![format!(
@@ -194,40 +203,27 @@ impl Protocol for ElevenLabs {
         )]
     }
 
-    fn on_finish(&mut self) {
-        self.finishing = true;
+    fn close_class(&mut self, _code: u16) -> Option<CloseClass> {
+        self.error_class.take()
     }
 
-    fn classify_close(&mut self, _code: u16) -> CloseClass {
-        self.error_class.take().unwrap_or(CloseClass::Retry)
-    }
-
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
-
-    fn audio_text(&self, pcm: &[u8], sample_rate: u32) -> Option<String> {
-        self.sample_rate.set(sample_rate);
-        let audio = base64(pcm);
+    fn audio_message(&mut self, base64: &str, sample_rate: u32) -> String {
+        self.sample_rate = sample_rate;
         let context = self
             .previous_text
-            .borrow_mut()
             .take()
             .map(|text| format!(r#","previous_text":"{}""#, escaped(&text)))
             .unwrap_or_default();
-        Some(format!(
-            r#"{{"message_type":"input_audio_chunk","audio_base_64":"{audio}","commit":false,"sample_rate":{sample_rate}{context}}}"#
-        ))
+        format!(
+            r#"{{"message_type":"input_audio_chunk","audio_base_64":"{base64}","commit":false,"sample_rate":{sample_rate}{context}}}"#
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::stt::protocol::classify_close;
 
     fn decode(p: &mut ElevenLabs, text: &str) -> Vec<Event> {
         let mut events = Vec::new();
@@ -288,7 +284,7 @@ mod tests {
     fn previous_text_rides_the_first_chunk_after_a_reconnect() {
         let mut p = ElevenLabs::default();
         p.on_connect("wss://x");
-        let first = p.audio_text(&[1, 0], 16_000).unwrap_or_default();
+        let first = p.audio_message("AQA=", 16_000);
         assert_eq!(
             first,
             r#"{"message_type":"input_audio_chunk","audio_base_64":"AQA=","commit":false,"sample_rate":16000}"#
@@ -298,12 +294,12 @@ mod tests {
             r#"{"message_type":"committed_transcript","text":"Say \"hi\""}"#,
         );
         p.on_connect("wss://x");
-        let after = p.audio_text(&[1, 0], 16_000).unwrap_or_default();
+        let after = p.audio_message("AQA=", 16_000);
         assert!(
             after.ends_with(r#","previous_text":"Say \"hi\""}"#),
             "{after}"
         );
-        let next = p.audio_text(&[1, 0], 16_000).unwrap_or_default();
+        let next = p.audio_message("AQA=", 16_000);
         assert!(!next.contains("previous_text"), "the first chunk only");
     }
 
@@ -327,9 +323,9 @@ mod tests {
                 ),
                 [Event::Ignored]
             );
-            assert_eq!(p.classify_close(1008), class, "{kind}");
+            assert_eq!(classify_close(&PROFILE, &mut p, 1008), class, "{kind}");
         }
-        assert_eq!(p.classify_close(1006), CloseClass::Retry);
+        assert_eq!(classify_close(&PROFILE, &mut p, 1006), CloseClass::Retry);
         assert_eq!(
             decode(&mut p, r#"{"message_type":"new_thing"}"#),
             [Event::Unknown]
@@ -341,14 +337,13 @@ mod tests {
     fn the_finish_commits_and_the_next_commit_finishes() {
         let mut p = ElevenLabs::default();
         p.on_connect("wss://x");
-        p.audio_text(&[0, 0], 16_000);
+        p.audio_message("AAA=", 16_000);
         assert_eq!(
             p.finish_messages(1),
             [
                 r#"{"message_type":"input_audio_chunk","audio_base_64":"","commit":true,"sample_rate":16000}"#
             ]
         );
-        p.on_finish();
         assert_eq!(
             decode(
                 &mut p,

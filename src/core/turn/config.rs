@@ -1,6 +1,6 @@
 //! How a turn ladder is configured, and what starting a turn can answer.
 
-use crate::core::budget::RetryBudget;
+use crate::core::turn::budget::RetryBudget;
 use std::fmt;
 
 /// What the ladder knows about a route. The shell keeps the callable part.

@@ -23,7 +23,7 @@
 //! rules do — a well-formed stream ends each event, `[DONE]` included, with a blank line.
 //!
 //! ```
-//! use turnguard::core::sse::{ChatDelta, ChatStreamDecoder};
+//! use turnguard::core::turn::sse::{ChatDelta, ChatStreamDecoder};
 //!
 //! let mut decoder = ChatStreamDecoder::new();
 //! decoder.push(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel");

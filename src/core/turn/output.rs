@@ -1,8 +1,8 @@
 //! What the turn ladder tells its shell: actions to perform and events to report.
 
-use crate::core::history::Exchange;
-use crate::core::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
 use crate::core::time::Millis;
+use crate::core::turn::history::Exchange;
+use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
 
 /// A transition, for logs and metrics (T14). Carries ids, routes and times, never text.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,7 +21,8 @@
 
 use crate::core::json::Reader;
 use crate::core::stt::protocol::{
-    merged_object, CloseClass, Event, Keepalive, Pacing, Protocol, Watermark,
+    merged_object, CloseClass, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
+    Watermark,
 };
 use std::borrow::Cow;
 
@@ -41,10 +42,29 @@ pub struct Soniox {
     error_code: Option<u16>,
 }
 
-/// A boxed [`Soniox`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<Soniox>::default()
-}
+/// Soniox real-time.
+pub const PROFILE: Profile = Profile {
+    name: "soniox",
+    framing: Framing::Binary,
+    sample_rate: None,
+    keepalive: Some(Keepalive {
+        message: KEEPALIVE,
+        idle_ms: 10_000,
+    }),
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing {
+        rate_percent: 100,
+        allowance_ms: 500,
+        min_frame_ms: 0,
+        max_frame_ms: 0,
+    },
+    receipt_window_ms: 0,
+    audio_after_start: false,
+    // The close's code is not documented: the error before it says what it means.
+    closes: &[],
+    codec: || Box::<Soniox>::default(),
+};
 
 #[derive(Debug, Default)]
 struct View<'a> {
@@ -111,11 +131,7 @@ impl Soniox {
     }
 }
 
-impl Protocol for Soniox {
-    fn name(&self) -> &'static str {
-        "soniox"
-    }
-
+impl Codec for Soniox {
     fn on_connect(&mut self, _url: &str) {
         self.error_code = None;
         // A new session's first token has no leading space: keep the carried words apart.
@@ -172,47 +188,25 @@ impl Protocol for Soniox {
         Some(merged_object(&base, config))
     }
 
-    fn keepalive(&self) -> Option<Keepalive> {
-        Some(Keepalive {
-            message: KEEPALIVE,
-            idle_ms: 10_000,
-        })
-    }
-
-    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+    fn finish_messages(&mut self, _frames_sent: u64) -> Vec<String> {
         // An empty text frame is the end of the audio.
         vec![FINALIZE.to_owned(), String::new()]
     }
 
-    fn classify_close(&mut self, _code: u16) -> CloseClass {
+    fn close_class(&mut self, _code: u16) -> Option<CloseClass> {
         match self.error_code.take() {
-            Some(400..=403) => CloseClass::Fatal,
-            Some(429) => CloseClass::Throttled,
-            _ => CloseClass::Retry,
+            Some(400..=403) => Some(CloseClass::Fatal),
+            Some(429) => Some(CloseClass::Throttled),
+            _ => None,
         }
     }
 
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
-
-    fn pacing(&self) -> Pacing {
-        Pacing {
-            rate_percent: 100,
-            allowance_ms: 500,
-            min_frame_ms: 0,
-            max_frame_ms: 0,
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::stt::protocol::classify_close;
 
     fn decode(p: &mut Soniox, text: &str) -> Vec<Event> {
         let mut events = Vec::new();
@@ -273,7 +267,7 @@ mod tests {
     #[test]
     fn closes_follow_the_error_before_them() {
         let mut p = Soniox::default();
-        assert_eq!(p.classify_close(1000), CloseClass::Retry);
+        assert_eq!(classify_close(&PROFILE, &mut p, 1000), CloseClass::Retry);
         for (code, class) in [
             (400, CloseClass::Fatal),
             (401, CloseClass::Fatal),
@@ -289,7 +283,7 @@ mod tests {
                 ),
                 [Event::Ignored]
             );
-            assert_eq!(p.classify_close(1000), class, "{code}");
+            assert_eq!(classify_close(&PROFILE, &mut p, 1000), class, "{code}");
         }
         assert_eq!(decode(&mut p, r#"{"other":1}"#), [Event::Unknown]);
         assert_eq!(decode(&mut p, "x"), [Event::Malformed]);
@@ -297,7 +291,7 @@ mod tests {
 
     #[test]
     fn the_config_carries_the_key() {
-        let p = Soniox::default();
+        let mut p = Soniox::default();
         let start = p
             .start_message(Some(r#"{"api_key":"tmp"}"#), 16_000)
             .unwrap_or_default();

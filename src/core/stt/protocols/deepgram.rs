@@ -21,7 +21,9 @@
 //!   is a socket that never opened, which R5 handles with fresh tokens.
 
 use crate::core::json::Reader;
-use crate::core::stt::protocol::{CloseClass, Event, Keepalive, Pacing, Protocol, Watermark};
+use crate::core::stt::protocol::{
+    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
+};
 use std::borrow::Cow;
 
 /// `{"type":"KeepAlive"}`.
@@ -38,10 +40,28 @@ pub struct Deepgram {
     segments: String,
 }
 
-/// A boxed [`Deepgram`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<Deepgram>::default()
-}
+/// Deepgram listen v1.
+pub const PROFILE: Profile = Profile {
+    name: "deepgram",
+    framing: Framing::Binary,
+    sample_rate: None,
+    keepalive: Some(Keepalive {
+        message: KEEPALIVE,
+        idle_ms: 4_000,
+    }),
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing {
+        rate_percent: 125,
+        allowance_ms: 250,
+        min_frame_ms: 0,
+        max_frame_ms: 0,
+    },
+    receipt_window_ms: 0,
+    audio_after_start: false,
+    closes: &[CloseRule::code(1008, CloseClass::Fatal)],
+    codec: || Box::<Deepgram>::default(),
+};
 
 /// The fields of one server message that matter here.
 #[derive(Debug, Default)]
@@ -132,11 +152,7 @@ impl Deepgram {
     }
 }
 
-impl Protocol for Deepgram {
-    fn name(&self) -> &'static str {
-        "deepgram"
-    }
-
+impl Codec for Deepgram {
     fn decode(&mut self, text: &str, events: &mut Vec<Event>) {
         let Some(view) = read(text) else {
             return events.push(Event::Malformed);
@@ -174,39 +190,8 @@ impl Protocol for Deepgram {
         }
     }
 
-    fn keepalive(&self) -> Option<Keepalive> {
-        Some(Keepalive {
-            message: KEEPALIVE,
-            idle_ms: 4_000,
-        })
-    }
-
-    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+    fn finish_messages(&mut self, _frames_sent: u64) -> Vec<String> {
         vec![FINALIZE.to_owned(), CLOSE_STREAM.to_owned()]
-    }
-
-    fn classify_close(&mut self, code: u16) -> CloseClass {
-        match code {
-            1008 => CloseClass::Fatal,
-            _ => CloseClass::Retry,
-        }
-    }
-
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
-
-    fn pacing(&self) -> Pacing {
-        Pacing {
-            rate_percent: 125,
-            allowance_ms: 250,
-            min_frame_ms: 0,
-            max_frame_ms: 0,
-        }
     }
 }
 
@@ -319,10 +304,9 @@ mod tests {
 
     #[test]
     fn closes() {
-        let mut p = Deepgram::default();
-        assert_eq!(p.classify_close(1011), CloseClass::Retry);
-        assert_eq!(p.classify_close(1008), CloseClass::Fatal);
-        assert_eq!(p.classify_close(1006), CloseClass::Retry);
-        assert_eq!(p.classify_close(4403), CloseClass::Retry);
+        assert_eq!(PROFILE.close_class(1011), CloseClass::Retry);
+        assert_eq!(PROFILE.close_class(1008), CloseClass::Fatal);
+        assert_eq!(PROFILE.close_class(1006), CloseClass::Retry);
+        assert_eq!(PROFILE.close_class(4403), CloseClass::Retry);
     }
 }

@@ -24,7 +24,7 @@
 //! of the input, in order, once.
 //!
 //! ```
-//! use turnguard::core::sentences::SentenceSplitter;
+//! use turnguard::core::turn::sentences::SentenceSplitter;
 //!
 //! let mut splitter = SentenceSplitter::default();
 //! splitter.push("It costs 3.");

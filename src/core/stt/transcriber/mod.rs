@@ -4,8 +4,9 @@
 //! socket did, hands over audio, with the current time, and then performs every
 //! [`Transcriber::poll_action`] in order and calls [`Transcriber::handle_timeout`] at
 //! [`Transcriber::poll_timeout`]. It owns the [`ReconnectPolicy`], the audio buffer and the wire
-//! protocol ([`Protocol`], chosen by `config.protocol`), and speaks to the first two only in the
-//! protocol's neutral terms: events, close classes, the watermark.
+//! protocol (`config.protocol`: its [`Profile`] and a [`Codec`]), and speaks to the first two only
+//! in the protocol's neutral terms: events, close classes, the watermark. What it hands the shell
+//! to send is on the wire already: [`Action::SendBinary`] and [`Action::SendText`] frames.
 //!
 //! What it keeps, whatever order the inputs come in:
 //! - **L1/L3** the URL comes only from `provision()`; a close is answered as the policy says
@@ -33,11 +34,11 @@
 //!   [`TranscriberError::ProvisionExhausted`].
 //!
 //! ```
-//! use turnguard::core::gladia::MessageView;
+//! use turnguard::core::stt::protocols::gladia;
 //! use turnguard::core::time::Millis;
-//! use turnguard::core::transcriber::{Action, State, Transcriber, TranscriberConfig};
+//! use turnguard::core::stt::transcriber::{Action, State, Transcriber, TranscriberConfig};
 //!
-//! let mut t = Transcriber::new(TranscriberConfig::default());
+//! let mut t = Transcriber::new(TranscriberConfig::new(&gladia::PROFILE));
 //! t.send_audio(vec![1, 0, 2, 0], Millis(0)); // buffered: nothing is connected yet
 //! t.start(Millis(0));
 //! assert_eq!(t.poll_action(), Some(Action::StateChanged(State::Provisioning)));
@@ -45,23 +46,23 @@
 //! t.on_provisioned("wss://stt.example/v2/live?token=1", Millis(40));
 //! t.on_open(Millis(90));
 //! let actions: Vec<Action> = std::iter::from_fn(|| t.poll_action()).collect();
-//! assert!(actions.contains(&Action::Send(vec![1, 0, 2, 0])), "the buffer is flushed on open");
+//! assert!(actions.contains(&Action::SendBinary(vec![1, 0, 2, 0])), "the buffer is flushed on open");
 //! assert_eq!(t.state(), State::Open);
 //! ```
 
 mod audio;
 mod config;
 mod output;
+mod recovery;
 mod timers;
 
 pub use audio::UNACKED_CONFIRM_MS;
 pub use config::TranscriberConfig;
 pub use output::{Action, CloseReport, ProvisionReason, State, Stats, TranscriberError};
 
-use crate::core::gladia::{self, MessageView};
-use crate::core::reconnect::{Decision, ReconnectAction, ReconnectPolicy, ReconnectReason};
-use crate::core::stt::protocol::{Event, Protocol};
-use crate::core::stt::{gladia::Gladia, protocol_named};
+use crate::core::stt::protocol::{base64, Codec, Event, Framing, Profile};
+use crate::core::stt::reconnect::{ReconnectAction, ReconnectPolicy};
+use crate::core::stt::resample::resample_pcm16;
 use crate::core::time::Millis;
 use audio::AudioBuffer;
 use std::collections::VecDeque;
@@ -81,7 +82,9 @@ fn is_socket_url(url: &str) -> bool {
 #[derive(Debug)]
 pub struct Transcriber {
     config: TranscriberConfig,
-    protocol: Box<dyn Protocol>,
+    /// The wire protocol's facts, and its codec.
+    profile: &'static Profile,
+    codec: Box<dyn Codec>,
     policy: ReconnectPolicy,
     state: State,
     /// The current session's URL; `None` before provisioning and once the session is dead.
@@ -118,18 +121,19 @@ pub struct Transcriber {
 impl Transcriber {
     /// A transcriber in `Idle`: it buffers audio until [`Transcriber::start`].
     pub fn new(config: TranscriberConfig) -> Self {
-        let protocol = protocol_named(config.protocol).unwrap_or_else(|| Box::new(Gladia));
+        let profile = config.protocol;
         let mut policy = ReconnectPolicy::new(config.reconnect.clone());
         policy.set_throttled_delay_ms(config.throttled_delay_ms);
         Transcriber {
             audio: AudioBuffer::new(
                 config.buffer_bytes(),
                 config.sample_rate,
-                protocol.watermark(),
-                protocol.pacing(),
-                protocol.receipt_window_ms(),
+                profile.watermark,
+                profile.pacing,
+                profile.receipt_window_ms,
             ),
-            protocol,
+            codec: (profile.codec)(),
+            profile,
             policy,
             config,
             state: State::Idle,
@@ -167,19 +171,9 @@ impl Transcriber {
         self.stopping
     }
 
-    /// The wire protocol's name.
-    pub fn protocol_name(&self) -> &'static str {
-        self.protocol.name()
-    }
-
-    /// The text frames [`Action::SendStopRecording`] stands for, in order.
-    pub fn finish_messages(&self) -> Vec<String> {
-        self.protocol.finish_messages(self.audio.connection_frames)
-    }
-
-    /// One frame of audio as the protocol's text message, or `None` to send it as binary.
-    pub fn audio_text(&self, pcm: &[u8]) -> Option<String> {
-        self.protocol.audio_text(pcm, self.config.sample_rate)
+    /// The wire protocol.
+    pub fn protocol(&self) -> &'static Profile {
+        self.profile
     }
 
     /// Why the pending [`Action::Provision`] calls `provision()`.
@@ -264,19 +258,16 @@ impl Transcriber {
         self.timers.connect = None;
         self.policy.on_open(now);
         if let Some(url) = &self.url {
-            self.protocol.on_connect(url);
+            self.codec.on_connect(url);
         }
         self.opened_at = Some(now);
         self.last_text_at = None;
         self.set_state(State::Open);
-        let rate = self.config.sample_rate;
-        if let Some(start) = self
-            .protocol
-            .start_message(self.start_config.as_deref(), rate)
-        {
+        let rate = self.wire_sample_rate();
+        if let Some(start) = self.codec.start_message(self.start_config.as_deref(), rate) {
             self.send_text(start, now);
         }
-        self.audio_flowing = !self.protocol.audio_after_start();
+        self.audio_flowing = !self.profile.audio_after_start;
         if self.audio_flowing {
             self.audio.on_open(now, &mut self.actions);
         }
@@ -300,7 +291,7 @@ impl Transcriber {
             return;
         }
         let mut events = std::mem::take(&mut self.events);
-        self.protocol.decode(text, &mut events);
+        self.codec.decode(text, &mut events);
         for event in events.drain(..) {
             self.on_event(event, now);
         }
@@ -314,13 +305,7 @@ impl Transcriber {
         }
     }
 
-    /// A Gladia text message arrived, already read: `None` when it was not a JSON object with a
-    /// string `type`.
-    pub fn on_message(&mut self, view: Option<MessageView>, now: Millis) {
-        self.on_event(gladia::event(gladia::classify(view)), now);
-    }
-
-    /// One neutral event of the protocol, as [`Protocol::decode`] gives it.
+    /// One neutral event of the protocol, as [`Codec::decode`] gives it.
     pub fn on_event(&mut self, event: Event, now: Millis) {
         if self.state != State::Open {
             return;
@@ -340,6 +325,13 @@ impl Transcriber {
                 utterance: self.finals + 1,
             }),
             Event::SpeechStart => self.actions.push_back(Action::SpeechStart {
+                utterance: self.finals + 1,
+            }),
+            Event::EagerFinal(text) => self.actions.push_back(Action::EagerFinal {
+                text,
+                utterance: self.finals + 1,
+            }),
+            Event::Resumed => self.actions.push_back(Action::Resumed {
                 utterance: self.finals + 1,
             }),
             Event::Finished | Event::SessionOver if self.stopping => self.finish_stop(true),
@@ -418,8 +410,7 @@ impl Transcriber {
         }
         self.policy.on_client_detach();
         if self.state == State::Open && !self.stopping {
-            self.protocol.on_finish();
-            self.actions.push_back(Action::SendStopRecording);
+            self.send_finish();
         }
         self.finish_stop(matches!(self.state, State::Open | State::Connecting));
     }
@@ -427,7 +418,36 @@ impl Transcriber {
     /// The next thing the shell must do, in order.
     #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
-        self.actions.pop_front()
+        match self.actions.pop_front()? {
+            Action::SendBinary(pcm) if self.profile.framing == Framing::Base64Json => {
+                Some(Action::SendText(self.audio_message(&pcm)))
+            }
+            action => Some(action),
+        }
+    }
+
+    /// The sample rate of the audio on the wire: the protocol's, else the capture's.
+    fn wire_sample_rate(&self) -> u32 {
+        self.profile.sample_rate.unwrap_or(self.config.sample_rate)
+    }
+
+    /// One frame of captured audio as the protocol's text message, at its rate. Encoded as it is
+    /// handed out, so the buffer keeps raw PCM for resending.
+    fn audio_message(&mut self, pcm: &[u8]) -> String {
+        let rate = self.wire_sample_rate();
+        let encoded = if rate == self.config.sample_rate {
+            base64(pcm)
+        } else {
+            base64(&resample_pcm16(pcm, self.config.sample_rate, rate))
+        };
+        self.codec.audio_message(&encoded, rate)
+    }
+
+    /// The protocol's finish messages, in order.
+    fn send_finish(&mut self) {
+        let messages = self.codec.finish_messages(self.audio.connection_frames);
+        self.actions
+            .extend(messages.into_iter().map(Action::SendText));
     }
 
     fn set_state(&mut self, state: State) {
@@ -446,122 +466,7 @@ impl Transcriber {
     fn finish_when_drained(&mut self) {
         if self.finish_pending && self.audio_flowing && self.audio.drained() {
             self.finish_pending = false;
-            self.protocol.on_finish();
-            self.actions.push_back(Action::SendStopRecording);
+            self.send_finish();
         }
-    }
-
-    fn provision(&mut self, now: Millis) {
-        self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
-        self.set_state(State::Provisioning);
-        self.stats.provisions += 1;
-        self.actions.push_back(Action::Provision);
-    }
-
-    fn connect(&mut self, now: Millis) {
-        let Some(url) = self.url.clone() else {
-            return self.provision(now);
-        };
-        self.set_state(State::Connecting);
-        self.stats.connections += 1;
-        self.timers.connect = Some(now.after(self.config.connect_timeout_ms));
-        self.actions.push_back(Action::Connect(url));
-    }
-
-    /// The socket is gone while the app still wants it: unconfirmed audio waits again, and the
-    /// policy says what comes next.
-    fn socket_lost(&mut self, code: u16, now: Millis) {
-        self.timers.connect = None;
-        self.opened_at = None;
-        self.audio.on_socket_lost(now);
-        let class = self.protocol.classify_close(code);
-        let decision = self.policy.on_close_as(code, class, now);
-        self.last_close = Some(CloseReport {
-            code,
-            class,
-            next: decision.action,
-            delay_ms: decision.delay_ms,
-        });
-        if decision.reason == ReconnectReason::FatalClose {
-            return self.fail(TranscriberError::FatalClose { code });
-        }
-        self.follow(decision, now);
-    }
-
-    /// `end_session` while in use (R5): the socket is done for, and so is its URL.
-    fn session_ended(&mut self, now: Millis) {
-        if self.stopping {
-            return;
-        }
-        self.actions.push_back(Action::Close);
-        self.timers.connect = None;
-        self.opened_at = None;
-        self.audio.on_socket_lost(now);
-        let decision = self.policy.on_session_ended(now);
-        self.follow(decision, now);
-    }
-
-    fn follow(&mut self, decision: Decision, now: Millis) {
-        match decision.action {
-            ReconnectAction::Stop => match decision.reason {
-                ReconnectReason::ClientDetached => self.finish_stop(false),
-                ReconnectReason::ProvisionRejected => {
-                    // The policy stops on a provisioning status only; keep which one for the UI.
-                    self.fail(TranscriberError::ProvisionRejected {
-                        status: self.last_provision_status,
-                    })
-                }
-                ReconnectReason::DeadSession => self.fail(TranscriberError::DeadSession),
-                ReconnectReason::ProvisionExhausted => {
-                    self.fail(TranscriberError::ProvisionExhausted {
-                        attempts: self.config.reconnect.max_provision_attempts.max(1),
-                    })
-                }
-                _ => self.fail(TranscriberError::ReprovisionLimit),
-            },
-            action => {
-                if action == ReconnectAction::Reprovision {
-                    self.url = None; // R2: never the old URL again
-                }
-                if matches!(
-                    decision.reason,
-                    ReconnectReason::SessionDead
-                        | ReconnectReason::DeadUrl
-                        | ReconnectReason::SessionEnded
-                ) {
-                    self.provision_reason = ProvisionReason::SessionOver;
-                } else if action == ReconnectAction::ReconnectSameUrl
-                    && self.protocol.single_use_credentials()
-                {
-                    // R6: fresh credentials for the next connect, not a new session for R3.
-                    self.provision_reason = ProvisionReason::Reconnect;
-                }
-                self.after_backoff = action;
-                self.set_state(State::Backoff);
-                self.timers.retry = Some(now.after(decision.delay_ms));
-            }
-        }
-    }
-
-    fn finish_stop(&mut self, close: bool) {
-        if close {
-            self.actions.push_back(Action::Close);
-        }
-        self.stopping = false;
-        self.finish_pending = false;
-        self.opened_at = None;
-        self.timers = Timers::default();
-        self.url = None;
-        self.audio.release(&mut self.actions);
-        self.set_state(State::Stopped);
-    }
-
-    fn fail(&mut self, error: TranscriberError) {
-        self.timers = Timers::default();
-        self.opened_at = None;
-        self.url = None;
-        self.audio.release(&mut self.actions);
-        self.actions.push_back(Action::Error(error));
-        self.set_state(State::Failed);
     }
 }

@@ -6,7 +6,8 @@
 //!   "openai-insecure-api-key." + ek] }`. A secret is reusable until it expires, but it expires
 //!   (10 s–2 h), so every connect gets a fresh one rather than meet a refused handshake.
 //! - **Audio:** 24 kHz PCM16 as base64 JSON (`input_audio_buffer.append`): the 16 kHz capture is
-//!   resampled frame by frame (`resample.rs`; docs/maintainers/performance.md has the cost).
+//!   resampled frame by frame by the transcriber (`resample.rs`; docs/maintainers/performance.md
+//!   has the cost).
 //! - **One final per item (L8):** `…transcription.delta` accumulates an item's partial;
 //!   `…transcription.completed` is its final, delivered in the order of the items'
 //!   `input_audio_buffer.committed` even when completions come out of order; a repeated
@@ -19,8 +20,9 @@
 //!   is provisioned); close 4000 (`beta_api_shape_disabled`) is fatal; other closes are retried.
 
 use crate::core::json::Reader;
-use crate::core::stt::protocol::{base64, CloseClass, Event, Protocol, Watermark};
-use crate::core::stt::resample::resample_pcm16;
+use crate::core::stt::protocol::{
+    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
+};
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
@@ -30,6 +32,21 @@ pub const SAMPLE_RATE: u32 = 24_000;
 pub const COMMIT: &str = r#"{"type":"input_audio_buffer.commit"}"#;
 /// Items kept waiting for an earlier one's completion; past it the oldest is given up.
 const MAX_ITEMS: usize = 64;
+
+/// OpenAI Realtime transcription.
+pub const PROFILE: Profile = Profile {
+    name: "openai",
+    framing: Framing::Base64Json,
+    sample_rate: Some(SAMPLE_RATE),
+    keepalive: None,
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing::UNPACED,
+    receipt_window_ms: 0,
+    audio_after_start: false,
+    closes: &[CloseRule::code(4000, CloseClass::Fatal)],
+    codec: || Box::<OpenAi>::default(),
+};
 
 /// One committed item on its way to its final.
 #[derive(Debug, Default)]
@@ -65,11 +82,6 @@ enum Finish {
     Sent,
     /// Answered: waiting for the items.
     Answered,
-}
-
-/// A boxed [`OpenAi`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<OpenAi>::default()
 }
 
 #[derive(Debug, Default)]
@@ -214,11 +226,7 @@ impl OpenAi {
     }
 }
 
-impl Protocol for OpenAi {
-    fn name(&self) -> &'static str {
-        "openai"
-    }
-
+impl Codec for OpenAi {
     fn on_connect(&mut self, _url: &str) {
         // A new connection is a new session: items still transcribing are lost with the old one,
         // and their audio, past the watermark, is resent.
@@ -310,37 +318,12 @@ impl Protocol for OpenAi {
         }
     }
 
-    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+    fn finish_messages(&mut self, _frames_sent: u64) -> Vec<String> {
+        self.finish = Finish::Sent;
         vec![COMMIT.to_owned()]
     }
 
-    fn on_finish(&mut self) {
-        self.finish = Finish::Sent;
-    }
-
-    fn classify_close(&mut self, code: u16) -> CloseClass {
-        match code {
-            4000 => CloseClass::Fatal,
-            _ => CloseClass::Retry,
-        }
-    }
-
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
-
-    fn sample_rate(&self) -> Option<u32> {
-        Some(SAMPLE_RATE)
-    }
-
-    fn audio_text(&self, pcm: &[u8], sample_rate: u32) -> Option<String> {
-        let audio = base64(&resample_pcm16(pcm, sample_rate, SAMPLE_RATE));
-        Some(format!(
-            r#"{{"type":"input_audio_buffer.append","audio":"{audio}"}}"#
-        ))
+    fn audio_message(&mut self, base64: &str, _sample_rate: u32) -> String {
+        format!(r#"{{"type":"input_audio_buffer.append","audio":"{base64}"}}"#)
     }
 }

@@ -9,9 +9,9 @@
 //! - **R1** the backoff resets only when a socket stayed open at least `stable_open_ms` (inclusive)
 //!   before it closed — never on open alone ([`ReconnectPolicy::on_open`],
 //!   [`ReconnectPolicy::on_close`]);
-//! - **R2** each close has a class ([`CloseClass`], from the protocol; [`ReconnectPolicy::on_close`]
-//!   uses Gladia's, where 4000–4999 means the session is dead): *session over* re-provisions,
-//!   never the old URL; *throttled* retries after at least `throttled_delay_ms`; *fatal* stops;
+//! - **R2** each close has a class ([`CloseClass`], from the protocol): *session over*
+//!   re-provisions, never the old URL; *throttled* retries after at least `throttled_delay_ms`;
+//!   *fatal* stops;
 //! - **R3** at most `max_reprovisions_per_window` re-provisions in any sliding window of
 //!   `reprovision_window_ms`; beyond that, stop with [`ReconnectReason::ReprovisionLimit`];
 //! - **R4** after [`ReconnectPolicy::on_client_detach`] every decision is [`ReconnectAction::Stop`];
@@ -31,186 +31,33 @@
 //! A `Stop` is terminal: every later input gets a `Stop` too. A new session starts a new policy.
 //!
 //! ```
-//! use turnguard::core::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};
+//! use turnguard::core::stt::protocol::CloseClass;
+//! use turnguard::core::stt::reconnect::{ReconnectAction, ReconnectConfig, ReconnectPolicy};
 //! use turnguard::core::time::Millis;
 //!
 //! let mut policy = ReconnectPolicy::new(ReconnectConfig::default());
 //! policy.on_open(Millis(0));
 //! // The server says the session is dead: provision a new one, after a short jittered delay.
-//! let decision = policy.on_close(4403, Millis(10));
+//! let decision = policy.on_close(4403, CloseClass::SessionOver, Millis(10));
 //! assert_eq!(decision.action, ReconnectAction::Reprovision);
 //! assert_eq!(decision.reason.as_str(), "session_dead");
 //! assert!(decision.delay_ms <= 500);
 //! // The page is leaving: whatever happens next, nothing reconnects.
 //! policy.on_client_detach();
-//! assert_eq!(policy.on_close(1006, Millis(20)).action, ReconnectAction::Stop);
+//! let decision = policy.on_close(1006, CloseClass::Retry, Millis(20));
+//! assert_eq!(decision.action, ReconnectAction::Stop);
 //! ```
 
-use crate::core::backoff::{Backoff, Jitter};
-use crate::core::stt::gladia;
+use crate::core::stt::backoff::Backoff;
 use crate::core::stt::protocol::CloseClass;
 use crate::core::time::Millis;
 use std::collections::VecDeque;
 
-/// Limits of one policy. [`ReconnectConfig::default`] gives the values of DESIGN.md.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReconnectConfig {
-    /// How long a socket must stay open before its close resets the backoff (R1), inclusive.
-    pub stable_open_ms: u64,
-    /// Length of the sliding window that limits re-provisions (R3).
-    pub reprovision_window_ms: u64,
-    /// Re-provisions allowed in any one window (R3); 0 means a dead session stops at once.
-    pub max_reprovisions_per_window: u32,
-    /// Cap of the first backoff delay.
-    pub initial_delay_ms: u64,
-    /// Largest backoff delay: no decision waits longer.
-    pub max_delay_ms: u64,
-    /// How delays are drawn from their cap.
-    pub jitter: Jitter,
-    /// Seed of the jitter PRNG. The shell seeds it from `crypto.getRandomValues`; tests fix it.
-    pub random_seed: u64,
-    /// Consecutive failed connects (closed before open) to one URL that make it dead (R5).
-    /// 0 behaves as 1.
-    pub max_failed_connects: u32,
-    /// Consecutive `provision()` calls that may fail with a retryable failure (no HTTP status,
-    /// 408, 429, 5xx) before the policy gives up (L7). 0 behaves as 1.
-    pub max_provision_attempts: u32,
-}
+mod config;
+mod decision;
 
-impl ReconnectConfig {
-    /// Default `stable_open_ms`.
-    pub const DEFAULT_STABLE_OPEN_MS: u64 = 5_000;
-    /// Default `reprovision_window_ms`: five minutes.
-    pub const DEFAULT_REPROVISION_WINDOW_MS: u64 = 300_000;
-    /// Default `max_reprovisions_per_window`.
-    pub const DEFAULT_MAX_REPROVISIONS_PER_WINDOW: u32 = 2;
-    /// Default `initial_delay_ms`.
-    pub const DEFAULT_INITIAL_DELAY_MS: u64 = 500;
-    /// Default `max_delay_ms`.
-    pub const DEFAULT_MAX_DELAY_MS: u64 = 30_000;
-    /// Default `max_failed_connects`.
-    pub const DEFAULT_MAX_FAILED_CONNECTS: u32 = 3;
-    /// Default `max_provision_attempts`.
-    pub const DEFAULT_MAX_PROVISION_ATTEMPTS: u32 = 5;
-}
-
-impl Default for ReconnectConfig {
-    fn default() -> Self {
-        ReconnectConfig {
-            stable_open_ms: Self::DEFAULT_STABLE_OPEN_MS,
-            reprovision_window_ms: Self::DEFAULT_REPROVISION_WINDOW_MS,
-            max_reprovisions_per_window: Self::DEFAULT_MAX_REPROVISIONS_PER_WINDOW,
-            initial_delay_ms: Self::DEFAULT_INITIAL_DELAY_MS,
-            max_delay_ms: Self::DEFAULT_MAX_DELAY_MS,
-            jitter: Jitter::Full,
-            random_seed: 0,
-            max_failed_connects: Self::DEFAULT_MAX_FAILED_CONNECTS,
-            max_provision_attempts: Self::DEFAULT_MAX_PROVISION_ATTEMPTS,
-        }
-    }
-}
-
-/// What the shell does next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReconnectAction {
-    /// Open a new socket to the URL of the current session, after the delay.
-    ReconnectSameUrl,
-    /// Call `provision()` for a new session and connect to its URL, after the delay.
-    Reprovision,
-    /// Do not reconnect. Unless the client detached, report a terminal error.
-    Stop,
-}
-
-impl ReconnectAction {
-    /// The name JS sees.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReconnectAction::ReconnectSameUrl => "reconnect_same_url",
-            ReconnectAction::Reprovision => "reprovision",
-            ReconnectAction::Stop => "stop",
-        }
-    }
-}
-
-/// Why the policy decided what it did; terminal errors show it to the UI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReconnectReason {
-    /// A close outside 1000 and 4000–4999 (1006 and friends): the same URL again.
-    AbnormalClose,
-    /// A close with 1000 while the session was still in use: the same URL again.
-    NormalClose,
-    /// A close with 4000–4999: the session is gone, provision a new one (R2).
-    SessionDead,
-    /// A dead session with the re-provision window already full: stop (R3).
-    ReprovisionLimit,
-    /// The local client detached: stop, for good (R4).
-    ClientDetached,
-    /// Provisioning failed in a way that may pass (network, 408, 429, 5xx): provision again.
-    ProvisionFailed,
-    /// Provisioning was refused in a way asking again will not fix: stop.
-    ProvisionRejected,
-    /// `max_failed_connects` sockets in a row closed before they opened: the URL is dead,
-    /// provision a new session (R5).
-    DeadUrl,
-    /// The server sent `end_session` while the session was in use: provision a new one (R5).
-    SessionEnded,
-    /// A session died by R5 with the re-provision window already full: stop (R3).
-    DeadSession,
-    /// `max_provision_attempts` retryable provisioning failures in a row: stop (L7).
-    ProvisionExhausted,
-    /// A close the protocol classifies as throttled: the same URL after a longer delay.
-    Throttled,
-    /// A close the protocol classifies as fatal (configuration, authorization): stop.
-    FatalClose,
-}
-
-impl ReconnectReason {
-    /// The name JS sees.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReconnectReason::AbnormalClose => "abnormal_close",
-            ReconnectReason::NormalClose => "normal_close",
-            ReconnectReason::SessionDead => "session_dead",
-            ReconnectReason::ReprovisionLimit => "reprovision_limit",
-            ReconnectReason::ClientDetached => "client_detached",
-            ReconnectReason::ProvisionFailed => "provision_failed",
-            ReconnectReason::ProvisionRejected => "provision_rejected",
-            ReconnectReason::DeadUrl => "dead_url",
-            ReconnectReason::SessionEnded => "session_ended",
-            ReconnectReason::DeadSession => "dead_session",
-            ReconnectReason::ProvisionExhausted => "provision_exhausted",
-            ReconnectReason::Throttled => "throttled",
-            ReconnectReason::FatalClose => "fatal_close",
-        }
-    }
-}
-
-/// One decision of the policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[must_use = "the shell must follow the decision: act after `delay_ms`, or stop"]
-pub struct Decision {
-    /// What to do.
-    pub action: ReconnectAction,
-    /// How long to wait before doing it, within `[0, max_delay_ms]`; 0 for [`ReconnectAction::Stop`].
-    pub delay_ms: u64,
-    /// Why.
-    pub reason: ReconnectReason,
-}
-
-impl Decision {
-    fn stop(reason: ReconnectReason) -> Self {
-        Decision {
-            action: ReconnectAction::Stop,
-            delay_ms: 0,
-            reason,
-        }
-    }
-
-    /// Whether this is [`ReconnectAction::Stop`].
-    pub fn is_stop(&self) -> bool {
-        self.action == ReconnectAction::Stop
-    }
-}
+pub use config::ReconnectConfig;
+pub use decision::{Decision, ReconnectAction, ReconnectReason};
 
 /// Whether a provisioning failure may pass by itself: no HTTP status at all (network error,
 /// thrown callback), 408 Request Timeout, 429 Too Many Requests, or any 5xx.
@@ -307,35 +154,25 @@ impl ReconnectPolicy {
         self.provision_failures = 0;
     }
 
-    /// The socket closed with `code` (the browser reports 1006 when it never opened).
+    /// The socket closed with `code` (the browser reports 1006 when it never opened), which the
+    /// protocol classifies as `class` (R2).
     ///
     /// R1: if it had been open for at least `stable_open_ms`, the backoff resets first, so this
     /// close waits at most `initial_delay_ms`. Then:
-    /// - 4000–4999: the session is dead (R2). Re-provision, never the old URL, within the window
-    ///   limit (R3) or else stop. The re-provision waits a backoff delay too: a session that dies
-    ///   right after every open must not make us hammer `provision()` (which costs the app a
-    ///   backend call and the provider a session), and the delay grows with the same schedule
-    ///   as reconnects, reset only by R1.
-    /// - 1000: the server closed normally while the session was still in use (a client that is
-    ///   done detaches before it sends stop, so its own 1000 never gets here). A live-v2 server
-    ///   ends a session it no longer wants with a 4xxx code, so a bare 1000 most likely means a
-    ///   restart or a rotation behind the load balancer: the same URL again, after a backoff.
-    ///   If the session is really gone, the next close says so with 4xxx and R2 takes over.
-    /// - anything else (1001, 1006, 1011, 1012, 3xxx, …): the same URL after a backoff;
-    /// - except (R5) a close of a socket that never opened (whatever its code, outside
-    ///   4000–4999): the `max_failed_connects`-th in a row on one URL means the URL is dead, and
-    ///   the session is re-provisioned as for R2, within the window, or else stops with
+    /// - *session over*: the session is dead (R2). Re-provision, never the old URL, within the
+    ///   window limit (R3) or else stop. The re-provision waits a backoff delay too: a session
+    ///   that dies right after every open must not make us hammer `provision()` (which costs the
+    ///   app a backend call and the provider a session), and the delay grows with the same
+    ///   schedule as reconnects, reset only by R1;
+    /// - *fatal*: stop with [`ReconnectReason::FatalClose`];
+    /// - *throttled*: the same URL after at least the throttled delay;
+    /// - *retry* (a normal 1000 while the session was still in use most likely means a restart
+    ///   or a rotation behind a load balancer; 1001, 1006, 1011, …): the same URL after a backoff;
+    /// - except (R5) a close of a socket that never opened, unless its class says the session is
+    ///   over: the `max_failed_connects`-th in a row on one URL means the URL is dead, and the
+    ///   session is re-provisioned as for R2, within the window, or else stops with
     ///   [`ReconnectReason::DeadSession`].
-    pub fn on_close(&mut self, code: u16, now: Millis) -> Decision {
-        self.on_close_as(code, gladia::close_class(code), now)
-    }
-
-    /// The socket closed with `code`, which the protocol classifies as `class` (R2). As
-    /// [`ReconnectPolicy::on_close`] with any protocol: R1 first, then *session over*
-    /// re-provisions (R2, R3), *fatal* stops with [`ReconnectReason::FatalClose`], *throttled*
-    /// waits at least the throttled delay, *retry* reconnects after a backoff; a socket that never
-    /// opened counts toward R5 unless its close said the session is over.
-    pub fn on_close_as(&mut self, code: u16, class: CloseClass, now: Millis) -> Decision {
+    pub fn on_close(&mut self, code: u16, class: CloseClass, now: Millis) -> Decision {
         let opened_at = self.opened_at.take();
         if let Some(reason) = self.stopped {
             return Decision::stop(reason);

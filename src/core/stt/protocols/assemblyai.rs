@@ -18,7 +18,9 @@
 //!   (session expired) the session is over; 3009 (too many sessions) throttled.
 
 use crate::core::json::Reader;
-use crate::core::stt::protocol::{CloseClass, Event, Keepalive, Pacing, Protocol, Watermark};
+use crate::core::stt::protocol::{
+    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
+};
 use std::borrow::Cow;
 
 /// `{"type":"ForceEndpoint"}`: end the turn under way.
@@ -43,10 +45,32 @@ pub struct AssemblyAi {
     refused: bool,
 }
 
-/// A boxed [`AssemblyAi`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<AssemblyAi>::default()
-}
+/// AssemblyAI Universal-Streaming v3.
+pub const PROFILE: Profile = Profile {
+    name: "assemblyai",
+    framing: Framing::Binary,
+    sample_rate: None,
+    keepalive: Some(Keepalive {
+        message: KEEPALIVE,
+        idle_ms: 5_000,
+    }),
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing {
+        rate_percent: 100,
+        allowance_ms: 100,
+        min_frame_ms: 50,
+        max_frame_ms: 1_000,
+    },
+    receipt_window_ms: 0,
+    audio_after_start: false,
+    closes: &[
+        CloseRule::range(3006, 3007, CloseClass::Fatal),
+        CloseRule::code(3008, CloseClass::SessionOver),
+        CloseRule::code(3009, CloseClass::Throttled),
+    ],
+    codec: || Box::<AssemblyAi>::default(),
+};
 
 #[derive(Debug, Default)]
 struct View<'a> {
@@ -157,11 +181,7 @@ impl AssemblyAi {
     }
 }
 
-impl Protocol for AssemblyAi {
-    fn name(&self) -> &'static str {
-        "assemblyai"
-    }
-
+impl Codec for AssemblyAi {
     fn on_connect(&mut self, url: &str) {
         self.formatted = url.contains("format_turns=true");
         // A new connection is a new session: turn numbers start again, and the final words of
@@ -190,48 +210,26 @@ impl Protocol for AssemblyAi {
         }
     }
 
-    fn keepalive(&self) -> Option<Keepalive> {
-        Some(Keepalive {
-            message: KEEPALIVE,
-            idle_ms: 5_000,
-        })
-    }
-
-    fn finish_messages(&self, _frames_sent: u64) -> Vec<String> {
+    fn finish_messages(&mut self, _frames_sent: u64) -> Vec<String> {
         vec![FORCE_ENDPOINT.to_owned(), TERMINATE.to_owned()]
     }
 
-    fn classify_close(&mut self, code: u16) -> CloseClass {
-        match code {
-            1008 if std::mem::replace(&mut self.refused, true) => CloseClass::Fatal,
-            3006 | 3007 => CloseClass::Fatal,
-            3008 => CloseClass::SessionOver,
-            3009 => CloseClass::Throttled,
-            _ => CloseClass::Retry,
-        }
-    }
-
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
-
-    fn pacing(&self) -> Pacing {
-        Pacing {
-            rate_percent: 100,
-            allowance_ms: 100,
-            min_frame_ms: 50,
-            max_frame_ms: 1_000,
-        }
+    fn close_class(&mut self, code: u16) -> Option<CloseClass> {
+        // One 1008 gets a fresh token; a second before a session began is fatal.
+        (code == 1008).then(|| {
+            if std::mem::replace(&mut self.refused, true) {
+                CloseClass::Fatal
+            } else {
+                CloseClass::Retry
+            }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::stt::protocol::classify_close;
 
     fn decode(p: &mut AssemblyAi, text: &str) -> Vec<Event> {
         let mut events = Vec::new();
@@ -372,23 +370,23 @@ mod tests {
     fn closes_and_other_messages() {
         let mut p = AssemblyAi::default();
         assert_eq!(
-            p.classify_close(1008),
+            classify_close(&PROFILE, &mut p, 1008),
             CloseClass::Retry,
             "a fresh token once"
         );
-        assert_eq!(p.classify_close(1008), CloseClass::Fatal, "then terminal");
+        assert_eq!(classify_close(&PROFILE, &mut p, 1008), CloseClass::Fatal, "then terminal");
         decode(&mut p, r#"{"type":"Begin","id":"s","expires_at":1}"#);
         assert_eq!(
-            p.classify_close(1008),
+            classify_close(&PROFILE, &mut p, 1008),
             CloseClass::Retry,
             "a session began in between"
         );
-        assert_eq!(p.classify_close(3005), CloseClass::Retry);
-        assert_eq!(p.classify_close(3006), CloseClass::Fatal);
-        assert_eq!(p.classify_close(3007), CloseClass::Fatal);
-        assert_eq!(p.classify_close(3008), CloseClass::SessionOver);
-        assert_eq!(p.classify_close(3009), CloseClass::Throttled);
-        assert_eq!(p.classify_close(1006), CloseClass::Retry);
+        assert_eq!(classify_close(&PROFILE, &mut p, 3005), CloseClass::Retry);
+        assert_eq!(classify_close(&PROFILE, &mut p, 3006), CloseClass::Fatal);
+        assert_eq!(classify_close(&PROFILE, &mut p, 3007), CloseClass::Fatal);
+        assert_eq!(classify_close(&PROFILE, &mut p, 3008), CloseClass::SessionOver);
+        assert_eq!(classify_close(&PROFILE, &mut p, 3009), CloseClass::Throttled);
+        assert_eq!(classify_close(&PROFILE, &mut p, 1006), CloseClass::Retry);
         assert_eq!(
             decode(&mut p, r#"{"type":"SpeechStarted","timestamp":120}"#),
             [Event::SpeechStart]

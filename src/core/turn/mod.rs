@@ -28,12 +28,12 @@
 //! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
 //! follow the same path: commit, sentences, deliver.
 
-use crate::core::budget::{RetryBudget, SessionBudget};
-use crate::core::history::{Exchange, History};
-use crate::core::record::{
+use crate::core::time::Millis;
+use crate::core::turn::budget::{RetryBudget, SessionBudget};
+use crate::core::turn::history::{Exchange, History};
+use crate::core::turn::record::{
     Attempt, AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus,
 };
-use crate::core::time::Millis;
 use delivery::Delivery;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -41,11 +41,18 @@ use std::rc::Rc;
 use wakeups::Wakeups;
 
 mod attempts;
+pub mod budget;
+pub mod config;
 mod delivery;
+pub mod history;
+pub mod output;
+pub mod record;
+pub mod sentences;
+pub mod sse;
 mod wakeups;
 
-pub use crate::core::turn_config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
-pub use crate::core::turn_output::{Action, Event};
+pub use config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
+pub use output::{Action, Event};
 
 /// A running turn and its timers.
 #[derive(Debug)]

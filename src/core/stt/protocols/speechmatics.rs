@@ -20,7 +20,10 @@
 //!   timeout) ends the session; other closes are retried.
 
 use crate::core::json::Reader;
-use crate::core::stt::protocol::{merged_object, CloseClass, Event, Protocol, Watermark};
+use crate::core::stt::protocol::{
+    merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
+    Watermark,
+};
 use std::borrow::Cow;
 
 /// How far audio may run ahead of the server's `AudioAdded` receipts.
@@ -33,10 +36,29 @@ pub struct Speechmatics {
     pieces: String,
 }
 
-/// A boxed [`Speechmatics`], for [`crate::core::stt::PROTOCOLS`].
-pub fn protocol() -> Box<dyn Protocol> {
-    Box::<Speechmatics>::default()
-}
+/// Speechmatics real-time.
+pub const PROFILE: Profile = Profile {
+    name: "speechmatics",
+    framing: Framing::Binary,
+    sample_rate: None,
+    keepalive: None,
+    credentials: Credentials::PerConnection,
+    watermark: Watermark::FinalizedTime,
+    pacing: Pacing::UNPACED,
+    receipt_window_ms: RECEIPT_WINDOW_MS,
+    audio_after_start: true,
+    closes: &[
+        CloseRule::code(1003, CloseClass::Fatal),
+        CloseRule::code(4001, CloseClass::Fatal),
+        CloseRule::range(4003, 4004, CloseClass::Fatal),
+        CloseRule::code(4006, CloseClass::Fatal),
+        CloseRule::code(1011, CloseClass::Throttled),
+        CloseRule::code(4005, CloseClass::Throttled),
+        CloseRule::code(4013, CloseClass::Throttled),
+        CloseRule::code(1008, CloseClass::SessionOver),
+    ],
+    codec: || Box::<Speechmatics>::default(),
+};
 
 #[derive(Debug, Default)]
 struct View<'a> {
@@ -108,11 +130,7 @@ impl Speechmatics {
     }
 }
 
-impl Protocol for Speechmatics {
-    fn name(&self) -> &'static str {
-        "speechmatics"
-    }
-
+impl Codec for Speechmatics {
     fn decode(&mut self, text: &str, events: &mut Vec<Event>) {
         let Some(view) = read(text) else {
             return events.push(Event::Malformed);
@@ -160,36 +178,12 @@ impl Protocol for Speechmatics {
         Some(merged_object(&base, config))
     }
 
-    fn audio_after_start(&self) -> bool {
-        true
-    }
-
-    fn receipt_window_ms(&self) -> u64 {
-        RECEIPT_WINDOW_MS
-    }
-
-    fn finish_messages(&self, frames_sent: u64) -> Vec<String> {
+    fn finish_messages(&mut self, frames_sent: u64) -> Vec<String> {
         vec![format!(
             r#"{{"message":"EndOfStream","last_seq_no":{frames_sent}}}"#
         )]
     }
 
-    fn classify_close(&mut self, code: u16) -> CloseClass {
-        match code {
-            1003 | 4001 | 4003 | 4004 | 4006 => CloseClass::Fatal,
-            1011 | 4005 | 4013 => CloseClass::Throttled,
-            1008 => CloseClass::SessionOver,
-            _ => CloseClass::Retry,
-        }
-    }
-
-    fn single_use_credentials(&self) -> bool {
-        true
-    }
-
-    fn watermark(&self) -> Watermark {
-        Watermark::FinalizedTime
-    }
 }
 
 #[cfg(test)]
@@ -239,7 +233,7 @@ mod tests {
 
     #[test]
     fn start_message_merges_the_config() {
-        let p = Speechmatics::default();
+        let mut p = Speechmatics::default();
         let start = p
             .start_message(
                 Some(r#"{"transcription_config":{"language":"de"}}"#),
@@ -259,15 +253,15 @@ mod tests {
 
     #[test]
     fn closes() {
-        let mut p = Speechmatics::default();
         for code in [1003, 4001, 4003, 4004, 4006] {
-            assert_eq!(p.classify_close(code), CloseClass::Fatal, "{code}");
+            assert_eq!(PROFILE.close_class(code), CloseClass::Fatal, "{code}");
         }
         for code in [1011, 4005, 4013] {
-            assert_eq!(p.classify_close(code), CloseClass::Throttled, "{code}");
+            assert_eq!(PROFILE.close_class(code), CloseClass::Throttled, "{code}");
         }
-        assert_eq!(p.classify_close(1008), CloseClass::SessionOver);
-        assert_eq!(p.classify_close(1006), CloseClass::Retry);
+        assert_eq!(PROFILE.close_class(1008), CloseClass::SessionOver);
+        assert_eq!(PROFILE.close_class(1006), CloseClass::Retry);
+        assert_eq!(PROFILE.close_class(4002), CloseClass::Retry);
     }
 
     #[test]

@@ -1,0 +1,124 @@
+//! How the transcriber follows its reconnect policy: provisioning and connecting, a socket lost
+//! or a session ended (R1–R6, L7), and the two ways it ends (stopped, failed).
+
+use super::timers::Timers;
+use super::{Action, CloseReport, ProvisionReason, State, Transcriber, TranscriberError};
+use crate::core::stt::protocol::{classify_close, Credentials};
+use crate::core::stt::reconnect::{Decision, ReconnectAction, ReconnectReason};
+use crate::core::time::Millis;
+
+impl Transcriber {
+    pub(super) fn provision(&mut self, now: Millis) {
+        self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
+        self.set_state(State::Provisioning);
+        self.stats.provisions += 1;
+        self.actions.push_back(Action::Provision);
+    }
+
+    pub(super) fn connect(&mut self, now: Millis) {
+        let Some(url) = self.url.clone() else {
+            return self.provision(now);
+        };
+        self.set_state(State::Connecting);
+        self.stats.connections += 1;
+        self.timers.connect = Some(now.after(self.config.connect_timeout_ms));
+        self.actions.push_back(Action::Connect(url));
+    }
+
+    /// The socket is gone while the app still wants it: unconfirmed audio waits again, and the
+    /// policy says what comes next.
+    pub(super) fn socket_lost(&mut self, code: u16, now: Millis) {
+        self.timers.connect = None;
+        self.opened_at = None;
+        self.audio.on_socket_lost(now);
+        let class = classify_close(self.profile, &mut *self.codec, code);
+        let decision = self.policy.on_close(code, class, now);
+        self.last_close = Some(CloseReport {
+            code,
+            class,
+            next: decision.action,
+            delay_ms: decision.delay_ms,
+        });
+        if decision.reason == ReconnectReason::FatalClose {
+            return self.fail(TranscriberError::FatalClose { code });
+        }
+        self.follow(decision, now);
+    }
+
+    /// `end_session` while in use (R5): the socket is done for, and so is its URL.
+    pub(super) fn session_ended(&mut self, now: Millis) {
+        if self.stopping {
+            return;
+        }
+        self.actions.push_back(Action::Close);
+        self.timers.connect = None;
+        self.opened_at = None;
+        self.audio.on_socket_lost(now);
+        let decision = self.policy.on_session_ended(now);
+        self.follow(decision, now);
+    }
+
+    pub(super) fn follow(&mut self, decision: Decision, now: Millis) {
+        match decision.action {
+            ReconnectAction::Stop => match decision.reason {
+                ReconnectReason::ClientDetached => self.finish_stop(false),
+                ReconnectReason::ProvisionRejected => {
+                    // The policy stops on a provisioning status only; keep which one for the UI.
+                    self.fail(TranscriberError::ProvisionRejected {
+                        status: self.last_provision_status,
+                    })
+                }
+                ReconnectReason::DeadSession => self.fail(TranscriberError::DeadSession),
+                ReconnectReason::ProvisionExhausted => {
+                    self.fail(TranscriberError::ProvisionExhausted {
+                        attempts: self.config.reconnect.max_provision_attempts.max(1),
+                    })
+                }
+                _ => self.fail(TranscriberError::ReprovisionLimit),
+            },
+            action => {
+                if action == ReconnectAction::Reprovision {
+                    self.url = None; // R2: never the old URL again
+                }
+                if matches!(
+                    decision.reason,
+                    ReconnectReason::SessionDead
+                        | ReconnectReason::DeadUrl
+                        | ReconnectReason::SessionEnded
+                ) {
+                    self.provision_reason = ProvisionReason::SessionOver;
+                } else if action == ReconnectAction::ReconnectSameUrl
+                    && self.profile.credentials == Credentials::PerConnection
+                {
+                    // R6: fresh credentials for the next connect, not a new session for R3.
+                    self.provision_reason = ProvisionReason::Reconnect;
+                }
+                self.after_backoff = action;
+                self.set_state(State::Backoff);
+                self.timers.retry = Some(now.after(decision.delay_ms));
+            }
+        }
+    }
+
+    pub(super) fn finish_stop(&mut self, close: bool) {
+        if close {
+            self.actions.push_back(Action::Close);
+        }
+        self.stopping = false;
+        self.finish_pending = false;
+        self.opened_at = None;
+        self.timers = Timers::default();
+        self.url = None;
+        self.audio.release(&mut self.actions);
+        self.set_state(State::Stopped);
+    }
+
+    pub(super) fn fail(&mut self, error: TranscriberError) {
+        self.timers = Timers::default();
+        self.opened_at = None;
+        self.url = None;
+        self.audio.release(&mut self.actions);
+        self.actions.push_back(Action::Error(error));
+        self.set_state(State::Failed);
+    }
+}
