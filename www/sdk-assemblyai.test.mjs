@@ -1,4 +1,4 @@
-// The dev stack's AssemblyAI mock (devstack/assemblyai.mjs) checked by AssemblyAI's own JS SDK in
+// The dev stack's AssemblyAI mock (devstack/mocks/assemblyai.mjs) checked by AssemblyAI's own JS SDK in
 // Node: the SDK mints a temporary token, connects, streams audio and receives turns. The SDK only
 // connects to wss: URLs, so the test puts a TLS proxy (a certificate made here with openssl, trusted
 // by this process only) in front of the dev stack. `node --test www/sdk-assemblyai.test.mjs`.

@@ -1,4 +1,4 @@
-// The dev stack's Deepgram mock (devstack/deepgram.mjs) checked by Deepgram's own JS SDK in Node:
+// The dev stack's Deepgram mock (devstack/mocks/deepgram.mjs) checked by Deepgram's own JS SDK in Node:
 // the SDK mints a token, connects, streams audio and receives transcripts. A mock only our code
 // talks to would prove nothing about the protocol. `node --test www/sdk-deepgram.test.mjs`.
 

@@ -1,4 +1,4 @@
-// The dev stack's ElevenLabs Scribe realtime mock (devstack/elevenlabs.mjs) checked by ElevenLabs'
+// The dev stack's ElevenLabs Scribe realtime mock (devstack/mocks/elevenlabs.mjs) checked by ElevenLabs'
 // own JS client (`@elevenlabs/client`'s `Scribe.connect`, whose `baseUri` points anywhere) in Node:
 // a single-use token from the mock, `session_started`, base64 chunks, partial and committed
 // transcripts (with timestamps), a manual commit, and a reused token refused with `auth_error`.

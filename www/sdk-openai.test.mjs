@@ -1,4 +1,4 @@
-// The dev stack's OpenAI Realtime transcription mock (devstack/openai.mjs) checked by OpenAI's own
+// The dev stack's OpenAI Realtime transcription mock (devstack/mocks/openai.mjs) checked by OpenAI's own
 // JS SDK in Node (`openai`: `realtime.clientSecrets.create` and `OpenAIRealtimeWS`): the SDK mints a
 // client secret, connects with it, streams 24 kHz base64 audio and receives the transcription
 // events. The SDK only connects to wss: URLs, so the test puts a TLS proxy (a certificate made here

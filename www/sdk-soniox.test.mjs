@@ -1,4 +1,4 @@
-// The dev stack's Soniox mock (devstack/soniox.mjs) checked by Soniox's own Node SDK
+// The dev stack's Soniox mock (devstack/mocks/soniox.mjs) checked by Soniox's own Node SDK
 // (`@soniox/node`: `auth.createTemporaryKey` and `realtime.stt`, whose `base_url` and
 // `realtime.ws_base_url` point anywhere): a temporary key, the configuration message with it,
 // audio, tokens with `<end>` endpoints, `finalize`, and the end of audio answered with `finished`.

@@ -1,4 +1,4 @@
-// The dev stack's Speechmatics mock (devstack/speechmatics.mjs) checked by Speechmatics' own JS SDK
+// The dev stack's Speechmatics mock (devstack/mocks/speechmatics.mjs) checked by Speechmatics' own JS SDK
 // in Node (`@speechmatics/real-time-client`'s `RealtimeClient`, whose `url` option points anywhere):
 // a temporary key from the mock, `StartRecognition`/`RecognitionStarted`, audio receipted with
 // `AudioAdded`, transcripts, `EndOfStream`/`EndOfTranscript`. `node --test www/sdk-speechmatics.test.mjs`.
