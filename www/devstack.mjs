@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { corsHeaders, sendJson } from "./devstack/http.mjs";
 import { handleLlm, LLM_SCENARIOS, matchLlmPath } from "./devstack/llm.mjs";
 import { createEngine } from "./devstack/engine.mjs";
-import { handleBackend, matchBackendPath, mountProtocols, protocolList, protocolServices } from "./devstack/protocols.mjs";
+import { handleBackend, matchBackendPath, mockFor, mountProtocols, protocolList, protocolServices } from "./devstack/protocols.mjs";
 import { serveStatic } from "./devstack/static.mjs";
 import { handleUpstream, matchUpstreamPath, upstreamConfig, upstreamInfo } from "./devstack/upstream.mjs";
 import { DevStats } from "./devstack/stats.mjs";
@@ -81,12 +81,10 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
     // Node drops its own error handling once a socket is upgraded.
     socket.on("error", () => {});
     const url = requestUrl(req);
-    for (const { mock } of protocols) {
-      const match = mock.matchSocket(url.pathname);
-      if (match) {
-        mock.handleUpgrade(req, socket, head, url, match).catch(() => socket.destroy());
-        return;
-      }
+    const found = mockFor(protocols, "Socket", url.pathname, url);
+    if (found) {
+      found.protocol.mock.handleUpgrade(req, socket, head, url, found.match).catch(() => socket.destroy());
+      return;
     }
     socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
@@ -157,10 +155,8 @@ async function route(ctx, rootDir, reset, req, res) {
   if (speechOut) return handleSpeechOut(ctx, req, res, url, speechOut.fault);
   const backend = matchBackendPath(pathname);
   if (backend) return handleBackend(ctx, ctx.protocols, backend, req, res);
-  for (const { mock } of ctx.protocols) {
-    const match = mock.matchHttp(pathname);
-    if (match) return mock.handleHttp(req, res, url, match);
-  }
+  const found = mockFor(ctx.protocols, "Http", pathname, url);
+  if (found) return found.protocol.mock.handleHttp(req, res, url, found.match);
 
   // The raw path, not the URL-normalised one, so traversal is seen and refused.
   return serveStatic(req, res, rootDir, rawPathOf(req));

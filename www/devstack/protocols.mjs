@@ -16,7 +16,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { HttpError, readJson, sendJson } from "./http.mjs";
-import { createWsMock, pathMatcher } from "./ws_mock.mjs";
+import { createWsMock, credentialStore, pathMatcher } from "./ws_mock.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const PROTOCOLS_DIR = path.resolve(HERE, "../protocols");
@@ -54,14 +54,18 @@ export async function loadDescriptors(dir = PROTOCOLS_DIR) {
 export async function mountProtocols(ctx) {
   const descriptors = await loadDescriptors();
   const mounted = [];
+  // Protocols of one provider may share its token endpoint (and so its credentials).
+  const stores = new Map();
   for (const descriptor of descriptors) {
-    const { default: spec } = await import(pathToFileURL(path.join(MOCKS_DIR, `${descriptor.name}.mjs`)).href);
-    const mock = createWsMock(ctx, {
+    const { default: mockSpec } = await import(pathToFileURL(path.join(MOCKS_DIR, `${descriptor.name}.mjs`)).href);
+    if (!stores.has(descriptor.mock.http)) stores.set(descriptor.mock.http, credentialStore());
+    const spec = {
       name: descriptor.name,
       matchHttp: pathMatcher(descriptor.mock.http),
       matchSocket: pathMatcher(descriptor.mock.socket),
-      ...spec,
-    });
+      ...mockSpec,
+    };
+    const mock = createWsMock(ctx, spec, { credentials: stores.get(descriptor.mock.http) });
     mounted.push({ name: descriptor.name, descriptor, mock });
   }
   return mounted;
@@ -111,6 +115,8 @@ export async function handleBackend(ctx, mounted, name, req, res) {
     return undefined;
   }
   const token = new URLSearchParams(typeof body.token === "string" ? body.token : "");
+  // Which protocol asks, for a token endpoint that several share (their counters are apart).
+  token.set("mock_protocol", name);
   const socket = new URLSearchParams(typeof body.socket === "string" ? body.socket : "");
   if (typeof body.key === "string" && body.key) {
     token.set("mock_key", body.key);
@@ -139,4 +145,13 @@ export async function handleBackend(ctx, mounted, name, req, res) {
     req.socket.destroy();
     return undefined;
   }
+}
+
+/**
+ * The mock whose path `pathname` is (`match` says which), for `kind` "Http" or "Socket": where
+ * several protocols share a path, the one `mock_protocol` names, else the first.
+ */
+export function mockFor(mounted, kind, pathname, url) {
+  const matches = mounted.map((protocol) => ({ protocol, match: protocol.mock[`match${kind}`](pathname) })).filter(({ match }) => match);
+  return matches.find(({ protocol }) => protocol.name === url.searchParams.get("mock_protocol")) ?? matches[0] ?? null;
 }

@@ -109,7 +109,9 @@ export function credentialStore() {
 }
 
 /**
- * The mock of one protocol. `ctx`: the dev stack (`{ engine, signal, isClosing, authority }`).
+ * The mock of one protocol. `ctx`: the dev stack (`{ engine, signal, isClosing, authority }`);
+ * `credentials`: the store it mints into and checks (protocols of one provider that share a token
+ * endpoint share it).
  * `spec`: what the protocol has of its own:
  *   name                          the protocol
  *   matchHttp(pathname), matchSocket(pathname) → { inPath, … } | null   its two paths
@@ -134,8 +136,7 @@ export function credentialStore() {
  *   setup() → state               per dev stack (in the tools as `state`); its `groupOf(key)` names a
  *                                 group that sums its keys' numbers (Gladia's modes)
  */
-export function createWsMock(ctx, spec) {
-  const credentials = credentialStore();
+export function createWsMock(ctx, spec, { credentials = credentialStore() } = {}) {
   const state = spec.setup?.() ?? {};
   const groupOf = state.groupOf ?? spec.groupOf;
   const live = new Set();
