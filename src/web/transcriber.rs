@@ -250,11 +250,6 @@ impl LiveTranscriber {
 }
 
 impl LiveTranscriber {
-    /// `attachMicrophone(stream)` for Rust callers (the voice session): the `blob:` worklet.
-    pub fn attach_microphone(&self, stream: Option<JsValue>) -> Promise {
-        self.attach_microphone_with(stream, None)
-    }
-
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.get()
     }
