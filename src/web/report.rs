@@ -4,7 +4,7 @@
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
 use crate::core::turn::{AttemptId, Event};
 use crate::web::glue;
-use js_sys::Array;
+use js_sys::{Array, JsString};
 use wasm_bindgen::JsValue;
 
 /// A whole answer as a route returned it.
@@ -42,9 +42,10 @@ impl TurnStrings {
         )
     }
 
-    /// The JS string of an attempt's request id, made once when it starts.
-    pub(crate) fn add_request_id(&mut self, request_id: &AttemptId) -> JsValue {
-        let js = JsValue::from_str(request_id);
+    /// The JS string of an attempt's request id, made once when it starts: the turn id's JS
+    /// string and `suffix`, the JS string of [`AttemptId::suffix`], joined by JS.
+    pub(crate) fn add_request_id(&mut self, request_id: &AttemptId, suffix: &JsValue) -> JsValue {
+        let js: JsValue = JsString::from(self.turn_id.clone()).concat(suffix).into();
         let index = request_id.index();
         if self.request_ids.len() <= index {
             self.request_ids.resize(index + 1, None);

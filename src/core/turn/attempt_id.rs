@@ -44,6 +44,12 @@ impl AttemptId {
     pub fn as_str(&self) -> &str {
         &self.text
     }
+
+    /// What the id adds to its turn id, `":attempt:<n>"`: the same for attempt `n` of every
+    /// turn, so a shell that holds the turn id's JS string needs only this part's once.
+    pub fn suffix(&self) -> &str {
+        self.text.get(self.turn_id.len()..).unwrap_or_default()
+    }
 }
 
 /// `"{turn_id}:attempt:{number}"`, built without the formatting machinery: it is on every
@@ -112,6 +118,7 @@ mod tests {
             let id = AttemptId::new(Rc::from(turn_id), index);
             assert_eq!(id.as_str(), format!("{turn_id}:attempt:{}", index + 1));
             assert_eq!((id.turn_id(), id.index()), (turn_id, index));
+            assert_eq!(id.suffix(), format!(":attempt:{}", index + 1));
         }
     }
 }

@@ -62,6 +62,10 @@ pub(crate) struct LadderIo {
     /// `report(id, kind, value)` for `glue.watch`: made once, shared by every attempt. Owned by
     /// JS (it holds only a weak reference), so a route settling after `free()` finds nothing.
     pub(super) report_attempt: Function,
+    /// The JS strings of `AttemptId::suffix` by attempt index (at most `maxAttemptsPerTurn`):
+    /// a request id crosses to JS as its turn id's JS string joined with one of these, since
+    /// `TextDecoder`, which turns Rust text into JS, cost about 2 µs a turn (measured).
+    pub(super) suffixes: RefCell<Vec<Option<JsValue>>>,
 }
 
 impl LadderIo {
@@ -89,6 +93,22 @@ impl LadderIo {
             report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
                 .into_js_value()
                 .unchecked_into(),
+            suffixes: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The JS string of `request_id`'s suffix, made the first time an attempt of its index runs.
+    pub(super) fn suffix_js(&self, request_id: &AttemptId) -> JsValue {
+        let mut suffixes = self.suffixes.borrow_mut();
+        let index = request_id.index();
+        if suffixes.len() <= index {
+            suffixes.resize(index + 1, None);
+        }
+        match suffixes.get_mut(index) {
+            Some(slot) => slot
+                .get_or_insert_with(|| JsValue::from_str(request_id.suffix()))
+                .clone(),
+            None => JsValue::from_str(request_id.suffix()),
         }
     }
 

@@ -54,6 +54,7 @@ impl LadderIo {
         }
         let history = history_js(history);
         let attempt_abort = new_abort_controller();
+        let suffix = self.suffix_js(&request_id);
         let (request, id) = {
             let mut io = self.io.borrow_mut();
             let id = io.next_attempt;
@@ -64,7 +65,7 @@ impl LadderIo {
             let strings = &mut turn.strings;
             // The id's text, built once by the ladder, crosses to JS once; records and events
             // reuse this JS string.
-            let request_id_js = strings.add_request_id(&request_id);
+            let request_id_js = strings.add_request_id(&request_id, &suffix);
             let request = glue::attempt_request(
                 &request_id_js,
                 &strings.turn_id,
