@@ -38,6 +38,28 @@ fn seconds_as_ms(number: &str) -> Option<u64> {
     Some(ms)
 }
 
+/// The kind a message says it is: the first string among its top-level `type`, `message`,
+/// `message_type` and `event`, if it looks like a name (what arrived, never what was said).
+pub(crate) fn message_kind(text: &str) -> Option<String> {
+    let mut kind = None;
+    let mut reader = Reader::new(text);
+    reader
+        .object(|reader, key| match key {
+            "type" | "message" | "message_type" | "event" if kind.is_none() => {
+                kind = reader.string_or_skip()?.map(Cow::into_owned);
+                Ok(())
+            }
+            _ => reader.skip(),
+        })
+        .ok()?;
+    kind.filter(|kind| {
+        (1..=48).contains(&kind.len())
+            && kind
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-:/".contains(&b))
+    })
+}
+
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Reader {
@@ -326,6 +348,30 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_message_says_its_kind_as_a_name_only() {
+        use super::message_kind;
+        assert_eq!(
+            message_kind(r#"{"type":"Results","x":1}"#).as_deref(),
+            Some("Results")
+        );
+        assert_eq!(
+            message_kind(r#"{"message":"AddTranscript"}"#).as_deref(),
+            Some("AddTranscript")
+        );
+        assert_eq!(
+            message_kind(r#"{"data":{},"message_type":"partial_transcript"}"#).as_deref(),
+            Some("partial_transcript")
+        );
+        assert_eq!(
+            message_kind(r#"{"type":"hello world, my card is 1234"}"#),
+            None,
+            "never content"
+        );
+        assert_eq!(message_kind(r#"{"type":7}"#), None);
+        assert_eq!(message_kind("not json"), None);
+        assert_eq!(message_kind(r#"{"tokens":[]}"#), None);
+    }
 
     #[test]
     fn seconds_become_milliseconds() {
