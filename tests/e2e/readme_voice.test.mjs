@@ -101,6 +101,12 @@ test("the README VoiceSession quick start: a click on Talk before init() settled
   await page.click("#hang-up");
   await until(console, (lines) => lines.at(-1) === "state: stopped", "the session to stop");
   assert.equal(await page.locator("#talk").isDisabled(), false, "Talk again after Hang up");
+  // A second session on the same AudioContext, then hang up again.
+  await page.click("#talk");
+  await until(console, (lines) => lines.filter((line) => line === "state: listening").length >= 2 && lines.at(-1) === "state: listening", "a second session");
+  await page.click("#hang-up");
+  await until(console, (lines) => lines.at(-1) === "state: stopped", "the second session to stop");
+  for (const context of audioContextsOf(console)) assert.ok(context.madeAfterGesture && context.states[0] === "running", `context ${context.n}: made after a click, running`);
   assert.deepEqual(console.filter((line) => NOT_ALLOWED.test(line.text)), [], "no autoplay warning");
   assert.deepEqual(errors, []);
   await page.close();
