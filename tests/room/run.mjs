@@ -47,7 +47,8 @@ export function parseArgs(argv) {
     return value === "on";
   };
   for (let i = 0; i < argv.length; i += 1) {
-    const [flag, inline] = argv[i].split(/=(.*)/s);
+    const arg = argv[i];
+    const [flag, inline] = arg.split(/=(.*)/s);
     if (flag === "--help") return { help: true };
     if (flag === "--verbose") {
       options.verbose = true;
@@ -65,7 +66,7 @@ export function parseArgs(argv) {
     else if (flag === "--seed") options.seed = Number(value);
     else if (flag === "--json") options.json = value;
     else if (flag === "--mix") options.mix = parseMix(value);
-    else throw new TypeError(`unknown argument ${argv[i]}\n${USAGE}`);
+    else throw new TypeError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new RangeError("--rounds must be a whole number ≥ 1");
   if (!(Number.isFinite(options.echoDb) && options.echoDb <= 0)) throw new RangeError("--echo-db must be a number ≤ 0");
@@ -151,7 +152,8 @@ export async function launchInRoom(room) {
 }
 
 /**
- * Runs the room. `log(line)` gets progress. Resolves with the score (score.mjs), the echo
+ * Runs the room. `options`: as parseArgs gives them, or with `script` (rounds as plan() makes
+ * them: `{ index, kind, question, phrase, momentMs }`) instead of a plan. `log(line)` gets progress. Resolves with the score (score.mjs), the echo
  * measurements and the raw material; rejects only when the harness failed.
  */
 export async function runRoom(options, { log = () => {} } = {}) {
@@ -235,10 +237,14 @@ export async function runRoom(options, { log = () => {} } = {}) {
       lastUserEnd = utterance.endAt;
       return utterance;
     };
-    /** The agent listens, has been silent in the air for 1.2 s, and the user's last words are 2.5 s old. */
+    /**
+     * The agent listens and has for 1.2 s (no state, final or turn since), has been silent in the
+     * air as long, and the user's last words are 2.5 s old.
+     */
     const isQuiet = () => {
       const s = speaker();
-      return state() === "listening" && lastSoundEnd(s, s.length - 1200 / FRAME_MS, s.length) < 0 && wall() - lastUserEnd > 2500;
+      const lastChange = entries.findLast((e) => e.kind === "state" || (e.kind === "caption" && e.isFinal) || (e.kind === "event" && e.event.type === "turn_started"))?.at ?? 0;
+      return state() === "listening" && Date.now() - lastChange > 1200 && lastSoundEnd(s, s.length - 1200 / FRAME_MS, s.length) < 0 && wall() - lastUserEnd > 2500;
     };
     let runaways = 0;
     const quiet = async () => {
@@ -257,18 +263,29 @@ export async function runRoom(options, { log = () => {} } = {}) {
 
     const rounds = [];
     const roundsFrom = wall();
-    for (const round of plan(options)) {
+    for (const round of options.script ?? plan(options)) {
       await quiet();
       const question = await say(round.question, "question", round.index);
-      // The answer's first sound in the air.
-      const onset = await waitFor(() => {
-        const frame = firstSound(speaker(), question.onsetFrame);
+      // The question's answer: the first turn started since the question began, once it sounds
+      // in the air (or settles without a sound).
+      const event = (type, test) => entries.find((e) => e.kind === "event" && e.event.type === type && test(e));
+      const since = (e) => e.at >= question.onsetAt - 60;
+      let started = await waitFor(() => event("turn_started", since), 20_000);
+      if (started && started.at < question.endAt) {
+        // It began while the user still talked: a pause split the question, and its rest may
+        // start another turn (that cuts this one). The answer is the last of them.
+        await waitFor(() => wall() > question.endAt + 2000, 5_000);
+        started = entries.findLast((e) => e.kind === "event" && e.event.type === "turn_started" && since(e));
+      }
+      const turnId = started?.event.turnId ?? null;
+      const playing = turnId && (await waitFor(() => event("playback_started", (e) => e.event.turnId === turnId) ?? entries.find((e) => e.kind === "turn" && e.turnId === turnId && !["accepted", "recovered"].includes(e.status)), 20_000));
+      const onset = playing?.kind === "event" ? await waitFor(() => {
+        const frame = firstSound(speaker(), recorder.frameOfWall(playing.at) - 20);
         return frame >= 0 ? { frame } : null;
-      }, 25_000);
-      const record = { ...round, answerOnsetFrame: onset?.frame ?? null };
-      rounds.push(record);
+      }, 5_000) : null;
+      rounds.push({ ...round, turnId, answerOnsetFrame: onset?.frame ?? null });
       if (!onset) {
-        log(`room: round ${round.index + 1}: no answer to "${round.question}"`);
+        log(`room: round ${round.index + 1}: ${turnId ? "the answer never sounded" : `no turn from "${round.question}"`}`);
         continue;
       }
       if (round.phrase) {
@@ -310,7 +327,8 @@ async function main() {
   const { result } = run;
   if (options.verbose) {
     for (const r of result.perRound) {
-      console.log(`  round ${r.index + 1} ${r.kind}: ${r.answered ? (r.completed ? "completed" : "cut") : "no answer"}${r.interjection ? `, "${r.interjection}" ${r.intoAnswerMs} ms in${r.inAnswer ? (r.cut ? `, cut by ${r.cause} after ${r.latencyMs} ms` : ", not cut") : ", after the answer"}` : ""}`);
+      const into = r.inAnswer ? `${r.intoAnswerMs} ms into ${r.intoTurnId === r.turnId ? "the answer" : r.intoTurnId.split(":")[1]}${r.cut ? `, cut by ${r.cause} after ${r.latencyMs} ms` : ", not cut"}` : "while the agent was silent";
+      console.log(`  round ${r.index + 1} ${r.kind}: ${r.answered ? (r.completed ? "completed" : "cut") : "no answer"}${r.interjection ? `; "${r.interjection}" ${into}` : ""}`);
     }
   }
   if (run.canceller) console.log(run.canceller.line);

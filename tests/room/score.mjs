@@ -5,19 +5,25 @@
 // Definitions (docs/maintainers/testing.md#the-room):
 // - an answer is *completed* when the turn the user's question started played to its end
 //   (`playback_ended` without `cut`);
-// - a *cut* is a `barge_in` (any cause but the harness's own `button`). It is the user's when an
-//   interjection (not a question) began before it and ended at most ATTRIBUTION_MS before it;
-//   otherwise it is a *self-cut*: the agent cut by its own echo;
-// - a turn is the user's when one of the user's utterances began before its `turn_started` and
-//   ended at most ATTRIBUTION_MS before it; otherwise it is an *extra turn*;
-// - a "stop" (or a backchannel) counts when the user's first sound fell while the answer sounded
-//   in the air; it *cut* when the answer's turn got a barge-in after that first sound. Its latency
-//   runs from the user's first sound in the air to the answer's last sound in the air.
+// - a *cut* is a `barge_in` (any cause but the harness's own `button`). It is the user's when the
+//   user's words began before it, ended at most ATTRIBUTION_MS before it, and went on after its
+//   turn began (an interjection, or the rest of a question a pause split in two); otherwise it is
+//   a *self-cut*: the agent cut by its own echo;
+// - a turn is the user's when the user's words began before its `turn_started` and ended at most
+//   ATTRIBUTION_MS before it; otherwise it is an *extra turn*;
+// - a "stop" (or a backchannel) counts when the user's first sound fell while a turn of the agent
+//   sounded in the air (its first to its last sound); it *cut* when that turn got a barge-in after
+//   the user's first sound. Its latency runs from the user's first sound in the air to that turn's
+//   last sound in the air.
 
-import { FRAME_MS, lastSoundEnd, quantile } from "./signal.mjs";
+import { firstSound, FRAME_MS, lastSoundEnd, quantile } from "./signal.mjs";
 
-/** How long after the end of the user's words a recognizer's final (or barge-in) may still come. */
-export const ATTRIBUTION_MS = 5000;
+/**
+ * How long after the end of the user's words a recognizer's final (or barge-in) may still come:
+ * pocketsphinx's finals came 0.5–1.5 s after the words ended in the runs recorded (the JSON has
+ * each turn's `afterUserMs`).
+ */
+export const ATTRIBUTION_MS = 3000;
 /** Slack between the page's wall clock and the recording's (the recorder's mapping, output latency). */
 const CLOCK_SLACK_MS = 60;
 /** After a cut, the air may still carry the last render quantum and the output's latency. */
@@ -44,46 +50,67 @@ export function turnsOf(entries) {
   return [...turns.values()].filter((t) => t.startedAt !== null).sort((a, b) => a.startedAt - b.startedAt);
 }
 
-const userCaused = (at, utterances, kinds) =>
-  utterances.some((u) => kinds.includes(u.kind) && u.onsetAt <= at + CLOCK_SLACK_MS && u.endAt >= at - ATTRIBUTION_MS);
+/**
+ * No recognizer reacts to words this soon after their first sound (pocketsphinx's speech starts
+ * came 450 ms or more after it in the runs recorded): what happens sooner was heard before them.
+ */
+export const MIN_REACTION_MS = 150;
+
+/**
+ * Whether the user's words could have caused what happened at `at` (a turn's start, or a cut of a
+ * turn started at `startedAt`: then the words went on after it began).
+ */
+const byUser = (at, utterances, startedAt = -Infinity) =>
+  utterances.some((u) => u.onsetAt + MIN_REACTION_MS <= at + CLOCK_SLACK_MS && u.endAt >= at - ATTRIBUTION_MS && u.endAt > startedAt - CLOCK_SLACK_MS);
 
 /**
  * Scores a run. `entries`: the page's reports; `utterances`: what the user said, each
  * `{ kind: "question" | "stop" | "backchannel", text, round, onsetAt, endAt, onsetFrame }` (found in
- * the recording); `rounds`: `{ index, kind, answerOnsetFrame }`; `speaker`: the speaker channel's
- * envelope; `frameOfWall(at)`: the recording's frame at a wall-clock time.
+ * the recording); `rounds`: `{ index, kind, turnId }` (the turn the harness took for the question's
+ * answer); `speaker`: the speaker channel's envelope; `frameOfWall(at)`: the recording's frame at
+ * a wall-clock time.
  */
 export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const turns = turnsOf(entries);
+  // A cut is the user's when the user still talked after its turn began (an interjection, or the
+  // rest of a question a pause split in two) and stopped at most ATTRIBUTION_MS before it.
   const cuts = turns.filter((t) => t.bargeIn && t.bargeIn.cause !== "button");
-  const selfCuts = cuts.filter((t) => !userCaused(t.bargeIn.at, utterances, ["stop", "backchannel"]));
-  const extraTurns = turns.filter((t) => !userCaused(t.startedAt, utterances, ["question", "stop", "backchannel"]));
+  const selfCuts = cuts.filter((t) => !byUser(t.bargeIn.at, utterances, t.startedAt));
+  const extraTurns = turns.filter((t) => !byUser(t.startedAt, utterances));
+  // Each turn in the air: from its first sound after its playback started to its last sound
+  // before its playback ended (plus the output's tail), in recording frames.
+  for (const t of turns) {
+    if (t.playbackAt === null) continue;
+    const from = frameOfWall(t.playbackAt) - 20;
+    const to = t.ended ? frameOfWall(t.ended.at + CUT_TAIL_MS) : speaker.length;
+    const start = firstSound(speaker, from, to);
+    if (start >= 0) t.air = [start, lastSoundEnd(speaker, start, to)];
+  }
 
   const perRound = rounds.map((round) => {
     const question = utterances.find((u) => u.round === round.index && u.kind === "question");
     const interjection = utterances.find((u) => u.round === round.index && u.kind !== "question") ?? null;
-    const next = utterances.find((u) => u.round === round.index + 1 && u.kind === "question");
-    const answer = question ? turns.find((t) => t.startedAt >= question.onsetAt - CLOCK_SLACK_MS && (!next || t.startedAt < next.onsetAt)) : undefined;
-    const result = { index: round.index, kind: round.kind, question: question?.text ?? null, turnId: answer?.turnId ?? null, input: answer?.input ?? null, answered: Boolean(answer?.playbackAt), completed: Boolean(answer?.ended && !answer.ended.cut) };
-    if (!answer || !interjection) return { ...result, interjection: interjection?.text ?? null };
-    // The answer in the air: its first sound (found by the harness) to its last sound before its
-    // playback ended (or the recording's end).
-    const endFrame = answer.ended ? frameOfWall(answer.ended.at + CUT_TAIL_MS) : speaker.length;
-    const from = round.answerOnsetFrame ?? frameOfWall(answer.playbackAt);
-    const airEnd = lastSoundEnd(speaker, from, endFrame);
-    const inAnswer = airEnd > interjection.onsetFrame && interjection.onsetFrame >= from;
-    const cut = Boolean(inAnswer && answer.bargeIn && answer.bargeIn.cause !== "button" && answer.bargeIn.at >= interjection.onsetAt - CLOCK_SLACK_MS);
+    const answer = round.turnId ? turns.find((t) => t.turnId === round.turnId) : undefined;
+    const result = { index: round.index, kind: round.kind, question: question?.text ?? null, turnId: answer?.turnId ?? null, input: answer?.input ?? null, answered: Boolean(answer?.air), completed: Boolean(answer?.ended && !answer.ended.cut) };
+    if (!interjection) return { ...result, interjection: null };
+    // What the interjection fell into: the turn sounding in the air at the user's first sound.
+    const into = turns.find((t) => t.air && t.air[0] <= interjection.onsetFrame && interjection.onsetFrame < t.air[1]);
+    // Whether the recognizer heard the interjection at all: a caption, or a barge-in, from soon
+    // after its first sound to ATTRIBUTION_MS after its end.
+    const heard = entries.some((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS && ((e.kind === "caption" && e.text.trim() !== "") || (e.kind === "event" && e.event.type === "barge_in")));
+    const base = { ...result, interjection: interjection.text, interjectionKind: interjection.kind, heard, inAnswer: Boolean(into) };
+    if (!into) return base;
+    const cut = Boolean(into.bargeIn && into.bargeIn.cause !== "button" && into.bargeIn.at + CLOCK_SLACK_MS >= interjection.onsetAt + MIN_REACTION_MS);
     return {
-      ...result,
-      interjection: interjection.text,
-      interjectionKind: interjection.kind,
-      intoAnswerMs: Math.round((interjection.onsetFrame - from) * FRAME_MS),
-      inAnswer,
+      ...base,
+      intoTurnId: into.turnId,
+      intoAnswerMs: Math.round((interjection.onsetFrame - into.air[0]) * FRAME_MS),
       cut,
-      cause: cut ? answer.bargeIn.cause : null,
-      latencyMs: cut ? Math.round((airEnd - interjection.onsetFrame) * FRAME_MS) : null,
-      heardMs: answer.ended?.heardMs ?? null,
-      airMs: Math.round((airEnd - from) * FRAME_MS),
+      cause: cut ? into.bargeIn.cause : null,
+      latencyMs: cut ? Math.round((into.air[1] - interjection.onsetFrame) * FRAME_MS) : null,
+      // The audio clock's heard milliseconds of the cut turn, beside what sounded in the air (P3).
+      heardMs: into.ended?.heardMs ?? null,
+      airMs: Math.round((into.air[1] - into.air[0]) * FRAME_MS),
     };
   });
 
@@ -101,6 +128,15 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     turns: turns.length,
     selfCutTurns: selfCuts.map((t) => ({ turnId: t.turnId, cause: t.bargeIn.cause, at: t.bargeIn.at })),
     extraTurnIds: extraTurns.map((t) => ({ turnId: t.turnId, input: t.input, at: t.startedAt })),
+    // Every turn, with how long after the end of the user's last words before it it started (and
+    // was cut): what ATTRIBUTION_MS must cover.
+    turnList: turns.map((t) => {
+      const since = (at) => {
+        const before = utterances.filter((u) => u.onsetAt <= at + CLOCK_SLACK_MS);
+        return before.length === 0 ? null : Math.round(at - Math.max(...before.map((u) => u.endAt)));
+      };
+      return { turnId: t.turnId, input: t.input, afterUserMs: since(t.startedAt), cut: t.bargeIn?.cause ?? null, cutAfterUserMs: t.bargeIn ? since(t.bargeIn.at) : null, heardMs: t.ended?.heardMs ?? null };
+    }),
     perRound,
   };
 }
