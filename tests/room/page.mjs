@@ -38,7 +38,7 @@ navigator.mediaDevices.getUserMedia = async (constraints = {}) => {
   return stream;
 };
 
-// ---- the meter: mean square of what the page captures, per 10 ms
+// ---- the meter: mean square of what the page captures, per 10 ms (stamped at its start)
 const meterContext = new AudioContext();
 const METER = `registerProcessor("room-meter", class extends AudioWorkletProcessor {
   constructor() { super(); this.sum = 0; this.count = 0; this.block = Math.round(sampleRate / 100); }
@@ -46,7 +46,7 @@ const METER = `registerProcessor("room-meter", class extends AudioWorkletProcess
     const samples = inputs[0] && inputs[0][0];
     if (samples) for (let i = 0; i < samples.length; i += 1) {
       this.sum += samples[i] * samples[i];
-      if (++this.count === this.block) { this.port.postMessage(this.sum / this.count); this.sum = 0; this.count = 0; }
+      if (++this.count === this.block) { this.port.postMessage([currentTime + (i + 1) / sampleRate, this.sum / this.count]); this.sum = 0; this.count = 0; }
     }
     return true;
   }
@@ -67,8 +67,13 @@ async function meter(stream) {
   meterSource = meterContext.createMediaStreamSource(stream);
   // No outputs: Chromium pulls such a node by itself.
   const node = new AudioWorkletNode(meterContext, "room-meter", { numberOfInputs: 1, numberOfOutputs: 0 });
-  // A 10 ms block ends when its message arrives (give or take a render quantum).
-  node.port.onmessage = ({ data }) => meterFrames.push([Date.now() - 10, data]);
+  // Each block is stamped with the audio clock where it ended, on the page's wall clock (not when
+  // its message arrived: a busy main thread delays those).
+  node.port.onmessage = ({ data: [contextTime, meanSquare] }) => {
+    const stamp = meterContext.getOutputTimestamp();
+    const wall = Date.now() - performance.now() + stamp.performanceTime + (contextTime - stamp.contextTime) * 1000;
+    meterFrames.push([wall - 10, meanSquare]);
+  };
   meterSource.connect(node);
 }
 

@@ -18,7 +18,7 @@ import { enginePython } from "../../www/devstack/speech.mjs";
 import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 import { captureLagMs, measureCanceller, residualInRounds } from "./echo.mjs";
 import { roomToolsMissing, startRoom } from "./pulse.mjs";
-import { AIR, dbOfMeanSquare, FRAME_MS, firstSound, lastSoundEnd, meanPower, SPEAKER, spans, USER } from "./signal.mjs";
+import { AIR, dbOfMeanSquare, FRAME_MS, firstSound, lastSoundEnd, SPEAKER, spans, USER } from "./signal.mjs";
 import { score, summaryLine } from "./score.mjs";
 import { BACKCHANNELS, probeWav, QUESTIONS, spokenWav, STOPS, USER_VOICE } from "./voices.mjs";
 
@@ -132,16 +132,10 @@ async function protocolNames(stack) {
   return [...PROTOCOLS];
 }
 
-/** The recording's levels in 20 ms frames (dBFS per channel) and the wall time of the first. */
+/** The recording's levels per envelope frame (dBFS per channel), and the wall time of the first. */
 function airLevels(recorder) {
-  const per = 20 / FRAME_MS;
-  const level = (channel) => {
-    const values = recorder.envelope.channel(channel);
-    const out = [];
-    for (let f = 0; f + per <= values.length; f += per) out.push(Math.round(dbOfMeanSquare(meanPower(values, f, f + per), -120) * 10) / 10);
-    return out;
-  };
-  return { frameMs: 20, startAt: Math.round(recorder.wallOfFrame(0)), speaker: level(SPEAKER), air: level(AIR), user: level(USER) };
+  const level = (channel) => Array.from(recorder.envelope.channel(channel), (power) => Math.round(dbOfMeanSquare(power, -120) * 10) / 10);
+  return { frameMs: FRAME_MS, startAt: recorder.wallOfFrame(0), speaker: level(SPEAKER), air: level(AIR), user: level(USER) };
 }
 
 /** Launches Debian's Chromium on the room's audio server, its real audio stack unmuted. */

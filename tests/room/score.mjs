@@ -5,12 +5,16 @@
 // Definitions (docs/maintainers/testing.md#the-room):
 // - an answer is *completed* when the turn the user's question started played to its end
 //   (`playback_ended` without `cut`);
+// - what the recognizer heard is anchored where it began hearing it: a turn at the first caption
+//   (partial) of the utterance whose final started it, a cut at its speech start or at the first
+//   caption of the utterance whose partial or final made it. The user caused it when the anchor
+//   falls between MIN_REACTION_MS after the user's first sound and ANCHOR_MS after the last (the
+//   final itself, when no partial came before it: ATTRIBUTION_MS). Finals come 0.7–2 s after the
+//   words, later on a loaded machine; the partials that lead to them come while the words sound;
 // - a *cut* is a `barge_in` (any cause but the harness's own `button`). It is the user's when the
-//   user's words began before it, ended at most ATTRIBUTION_MS before it, and went on after its
-//   turn began (an interjection, or the rest of a question a pause split in two); otherwise it is
-//   a *self-cut*: the agent cut by its own echo;
-// - a turn is the user's when the user's words began before its `turn_started` and ended at most
-//   ATTRIBUTION_MS before it; otherwise it is an *extra turn*;
+//   user caused it and talked on after its turn began (an interjection, or the rest of a question
+//   a pause split in two); otherwise it is a *self-cut*: the agent cut by its own echo;
+// - a turn the user did not cause is an *extra turn*;
 // - a "stop" (or a backchannel) counts when the user's first sound fell while a turn of the agent
 //   sounded in the air (its first to its last sound); it *cut* when that turn got a barge-in after
 //   the user's first sound. Its latency runs from the user's first sound in the air to that turn's
@@ -19,10 +23,12 @@
 import { firstSound, FRAME_MS, lastSoundEnd, quantile } from "./signal.mjs";
 
 /**
- * How long after the end of the user's words a recognizer's final (or barge-in) may still come:
- * pocketsphinx's finals came 0.5–1.5 s after the words ended in the runs recorded (the JSON has
- * each turn's `afterUserMs`).
+ * How long after the end of the user's words the recognizer may begin to report them: its first
+ * partial (ANCHOR_MS), or a final with no partial before it (ATTRIBUTION_MS). pocketsphinx's finals
+ * came 0.7–2 s after the words in the runs recorded, up to 3.8 s on a loaded machine (the JSON has
+ * each turn's `afterUserMs`), its first partials while the words sounded.
  */
+export const ANCHOR_MS = 2000;
 export const ATTRIBUTION_MS = 3000;
 /** Slack between the page's wall clock and the recording's (the recorder's mapping, output latency). */
 const CLOCK_SLACK_MS = 60;
@@ -57,11 +63,29 @@ export function turnsOf(entries) {
 export const MIN_REACTION_MS = 150;
 
 /**
- * Whether the user's words could have caused what happened at `at` (a turn's start, or a cut of a
- * turn started at `startedAt`: then the words went on after it began).
+ * Where the recognizer began hearing what it reported at `at`: the first caption since the last
+ * final before `at` (the utterance `at` belongs to), with whether it was a partial.
  */
-const byUser = (at, utterances, startedAt = -Infinity) =>
-  utterances.some((u) => u.onsetAt + MIN_REACTION_MS <= at + CLOCK_SLACK_MS && u.endAt >= at - ATTRIBUTION_MS && u.endAt > startedAt - CLOCK_SLACK_MS);
+function anchorOf(captions, at) {
+  let first = null;
+  let previous = null;
+  for (const c of captions) {
+    if (c.at > at + 5) break;
+    // Partials come every 0.3 s of speech (1.7 s apart at worst from a busy recognizer): after a
+    // longer silence (an utterance that ended with no final: noise decoded to nothing) a new one began.
+    if (first === null || c.at - previous.at > 4000) first = c;
+    if (c.isFinal && c.at < at - 5) first = null;
+    previous = c;
+  }
+  return first && !first.isFinal ? { at: first.at, windowMs: ANCHOR_MS } : { at, windowMs: ATTRIBUTION_MS };
+}
+
+/**
+ * Whether the user's words could have caused what the recognizer began hearing at `anchor`; for a
+ * cut (`startedAt`: its turn's start), the words also went on after the turn began.
+ */
+const byUser = (anchor, utterances, startedAt = -Infinity) =>
+  utterances.some((u) => u.onsetAt + MIN_REACTION_MS <= anchor.at + CLOCK_SLACK_MS && u.endAt >= anchor.at - anchor.windowMs && u.endAt > startedAt - CLOCK_SLACK_MS);
 
 /**
  * Scores a run. `entries`: the page's reports; `utterances`: what the user said, each
@@ -72,11 +96,11 @@ const byUser = (at, utterances, startedAt = -Infinity) =>
  */
 export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const turns = turnsOf(entries);
-  // A cut is the user's when the user still talked after its turn began (an interjection, or the
-  // rest of a question a pause split in two) and stopped at most ATTRIBUTION_MS before it.
   const cuts = turns.filter((t) => t.bargeIn && t.bargeIn.cause !== "button");
-  const selfCuts = cuts.filter((t) => !byUser(t.bargeIn.at, utterances, t.startedAt));
-  const extraTurns = turns.filter((t) => !byUser(t.startedAt, utterances));
+  const captions = entries.filter((e) => e.kind === "caption" && e.text.trim() !== "");
+  const cutAnchor = (t) => (t.bargeIn.cause === "speech_start" ? { at: t.bargeIn.at, windowMs: ANCHOR_MS } : anchorOf(captions, t.bargeIn.at));
+  const selfCuts = cuts.filter((t) => !byUser(cutAnchor(t), utterances, t.startedAt));
+  const extraTurns = turns.filter((t) => !byUser(anchorOf(captions, t.startedAt), utterances));
   // Each turn in the air: from its first sound after its playback started to its last sound
   // before its playback ended (plus the output's tail), in recording frames.
   for (const t of turns) {
@@ -95,7 +119,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     if (!interjection) return { ...result, interjection: null };
     // What the interjection fell into: the turn sounding in the air at the user's first sound.
     const into = turns.find((t) => t.air && t.air[0] <= interjection.onsetFrame && interjection.onsetFrame < t.air[1]);
-    // Whether the recognizer heard the interjection at all: a caption, or a barge-in, from soon
+    // Whether the recognizer heard the interjection at all: a caption or a barge-in, from soon
     // after its first sound to ATTRIBUTION_MS after its end.
     const heard = entries.some((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS && ((e.kind === "caption" && e.text.trim() !== "") || (e.kind === "event" && e.event.type === "barge_in")));
     const base = { ...result, interjection: interjection.text, interjectionKind: interjection.kind, heard, inAnswer: Boolean(into) };
@@ -128,14 +152,15 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     turns: turns.length,
     selfCutTurns: selfCuts.map((t) => ({ turnId: t.turnId, cause: t.bargeIn.cause, at: t.bargeIn.at })),
     extraTurnIds: extraTurns.map((t) => ({ turnId: t.turnId, input: t.input, at: t.startedAt })),
-    // Every turn, with how long after the end of the user's last words before it it started (and
-    // was cut): what ATTRIBUTION_MS must cover.
+    // Every turn, with how long after the end of the user's last words before it it started, the
+    // recognizer began hearing it, and it was cut: what ANCHOR_MS and ATTRIBUTION_MS must cover.
     turnList: turns.map((t) => {
       const since = (at) => {
         const before = utterances.filter((u) => u.onsetAt <= at + CLOCK_SLACK_MS);
         return before.length === 0 ? null : Math.round(at - Math.max(...before.map((u) => u.endAt)));
       };
-      return { turnId: t.turnId, input: t.input, afterUserMs: since(t.startedAt), cut: t.bargeIn?.cause ?? null, cutAfterUserMs: t.bargeIn ? since(t.bargeIn.at) : null, heardMs: t.ended?.heardMs ?? null };
+      const heardFrom = anchorOf(captions, t.startedAt).at;
+      return { turnId: t.turnId, input: t.input, afterUserMs: since(t.startedAt), heardFromAfterUserMs: since(heardFrom), cut: t.bargeIn?.cause ?? null, cutAfterUserMs: t.bargeIn ? since(t.bargeIn.at) : null, heardMs: t.ended?.heardMs ?? null };
     }),
     perRound,
   };

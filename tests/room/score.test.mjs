@@ -163,3 +163,23 @@ test("a question a pause split in two: its rest cutting the first turn is the us
   const s = r.scored();
   assert.deepEqual([s.answers, s.selfCuts, s.extraTurns], [1, 0, 0]);
 });
+
+test("a final that comes late is the user's when its first partial came while the user talked", () => {
+  const r = run();
+  const caption = (at, text, isFinal = false) => r.entries.push({ kind: "caption", at, text, isFinal });
+  r.say(0, "question", "what is the weather like today", 1000, 2600);
+  caption(1500, "what");
+  caption(3200, "what is that when");
+  caption(6400, "what is that when i take a break", true); // 3.8 s after the words: a busy recognizer
+  r.turn("s:turn-1", 6400, 6600, 12_000);
+  r.say(1, "question", "what time is it", 14_000, 15_000);
+  caption(15_700, "what time is it", true);
+  r.turn("s:turn-2", 15_700, 15_900, 21_000, "final");
+  caption(17_400, "would"); // the echo, 2.4 s after the words
+  caption(18_200, "good", true);
+  r.turn("s:turn-3", 18_200, 18_400, 24_000);
+  r.rounds.push({ index: 0, kind: "none", turnId: "s:turn-1" }, { index: 1, kind: "none", turnId: "s:turn-2" });
+  const s = r.scored();
+  assert.deepEqual(s.extraTurnIds.map((t) => t.turnId), ["s:turn-3"]);
+  assert.deepEqual(s.selfCutTurns.map((t) => t.turnId), ["s:turn-2"]);
+});
