@@ -186,7 +186,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
     const recorder = room.recorder;
     const speaker = () => recorder.envelope.channel(SPEAKER);
     const probe = () => recorder.envelope.channel(USER);
-    const wall = () => performance.timeOrigin + performance.now();
+    const wall = () => Date.now();
 
     const mic = { ec: options.ec, nsAgc: options.nsAgc };
     let canceller = null;

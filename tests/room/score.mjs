@@ -35,6 +35,30 @@ const CLOCK_SLACK_MS = 60;
 /** After a cut, the air may still carry the last render quantum and the output's latency. */
 const CUT_TAIL_MS = 400;
 
+/**
+ * The next turn's first sound is bounded this much before its `playback_started` (plus the lag
+ * below): the lag varies by ±30 ms from turn to turn, and the next turn begins ≥ 100 ms after a
+ * cut (it needs the model and the speech first).
+ */
+const NEXT_MARGIN_MS = 60;
+
+/**
+ * How much later a turn's first sound is in the recording than its `playback_started` on the
+ * page's clock: the output's latency, less what the recording's wall-clock mapping is early by
+ * (measured: -10 to +60 ms). The median over the turns that began after 500 ms of silence, so a
+ * bound at the next turn's start does not take in its first sound.
+ */
+function eventToAir(playing, speaker, frameOfWall) {
+  const lags = [];
+  for (const t of playing) {
+    const at = frameOfWall(t.playbackAt);
+    if (lastSoundEnd(speaker, at - 800 / FRAME_MS, at - 300 / FRAME_MS) >= 0) continue;
+    const first = firstSound(speaker, at - 300 / FRAME_MS, at + 1000 / FRAME_MS);
+    if (first >= 0) lags.push((first - at) * FRAME_MS);
+  }
+  return quantile(lags, 0.5) ?? 0;
+}
+
 /** The session's turns from the page's entries: start, playback, barge-in and end, by turn id. */
 export function turnsOf(entries) {
   const turns = new Map();
@@ -102,11 +126,15 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const selfCuts = cuts.filter((t) => !byUser(cutAnchor(t), utterances, t.startedAt));
   const extraTurns = turns.filter((t) => !byUser(anchorOf(captions, t.startedAt), utterances));
   // Each turn in the air: from its first sound after its playback started to its last sound
-  // before its playback ended (plus the output's tail), in recording frames.
-  for (const t of turns) {
-    if (t.playbackAt === null) continue;
-    const from = frameOfWall(t.playbackAt) - 20;
-    const to = t.ended ? frameOfWall(t.ended.at + CUT_TAIL_MS) : speaker.length;
+  // before its playback ended (plus the output's tail, but not into the next turn's audio: a
+  // final's barge-in starts that turn at once, and its first sound can follow within 300 ms), in
+  // recording frames.
+  const playing = turns.filter((t) => t.playbackAt !== null).sort((a, b) => a.playbackAt - b.playbackAt);
+  const lagMs = eventToAir(playing, speaker, frameOfWall);
+  for (const [i, t] of playing.entries()) {
+    const from = frameOfWall(t.playbackAt + lagMs) - 100 / FRAME_MS;
+    const next = playing[i + 1]?.playbackAt ?? Infinity;
+    const to = t.ended ? frameOfWall(Math.min(t.ended.at + CUT_TAIL_MS, next + lagMs - NEXT_MARGIN_MS)) : Math.min(speaker.length, frameOfWall(next + lagMs - NEXT_MARGIN_MS));
     const start = firstSound(speaker, from, to);
     if (start >= 0) t.air = [start, lastSoundEnd(speaker, start, to)];
   }
@@ -142,6 +170,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const backchannels = perRound.filter((r) => r.interjectionKind === "backchannel" && r.inAnswer);
   const latencies = stops.filter((r) => r.cut).map((r) => r.latencyMs);
   return {
+    eventToAirMs: lagMs,
     rounds: rounds.length,
     answered: perRound.filter((r) => r.answered).length,
     answers: perRound.filter((r) => r.completed).length,

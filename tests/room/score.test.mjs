@@ -183,3 +183,15 @@ test("a final that comes late is the user's when its first partial came while th
   assert.deepEqual(s.extraTurnIds.map((t) => t.turnId), ["s:turn-3"]);
   assert.deepEqual(s.selfCutTurns.map((t) => t.turnId), ["s:turn-2"]);
 });
+
+test("a final's barge-in starts the next turn at once: the cut turn's last sound is not the next turn's", () => {
+  const r = run();
+  r.say(0, "question", "what time is it", 1000, 2000);
+  r.say(0, "stop", "wait a moment", 5000, 5900);
+  r.turn("s:turn-1", 3000, 3200, 7000, "final");
+  r.turn("s:turn-2", 7000, 7250, 12_000); // its sound reaches the air at 7300, inside the cut's tail
+  r.rounds.push({ index: 0, kind: "stop", turnId: "s:turn-1" });
+  const s = r.scored();
+  assert.deepEqual([s.stop.cut, s.stop.medianMs], [1, 2050]); // the air fell silent at 7050
+  assert.deepEqual([s.perRound[0].heardMs, s.perRound[0].airMs], [3800, 3800]);
+});
