@@ -17,8 +17,8 @@
 // - a turn the user did not cause is an *extra turn*;
 // - a "stop" (or a backchannel) counts when the user's first sound fell while a turn of the agent
 //   sounded in the air (its first to its last sound); it *cut* when that turn got a barge-in after
-//   the user's first sound. Its latency runs from the user's first sound in the air to that turn's
-//   last sound in the air.
+//   the user's first sound that is not a self-cut. Its latency runs from the user's first sound in
+//   the air to that turn's last sound in the air.
 
 import { firstSound, FRAME_MS, lastSoundEnd, quantile } from "./signal.mjs";
 
@@ -152,7 +152,9 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     const heard = entries.some((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS && ((e.kind === "caption" && e.text.trim() !== "") || (e.kind === "event" && e.event.type === "barge_in")));
     const base = { ...result, interjection: interjection.text, interjectionKind: interjection.kind, heard, inAnswer: Boolean(into) };
     if (!into) return base;
-    const cut = Boolean(into.bargeIn && into.bargeIn.cause !== "button" && into.bargeIn.at + CLOCK_SLACK_MS >= interjection.onsetAt + MIN_REACTION_MS);
+    // Cut by the user's words: after they began, and not a self-cut (what the recognizer acted on
+    // began before them: the echo).
+    const cut = Boolean(into.bargeIn && !selfCuts.includes(into) && into.bargeIn.cause !== "button" && into.bargeIn.at + CLOCK_SLACK_MS >= interjection.onsetAt + MIN_REACTION_MS);
     return {
       ...base,
       intoTurnId: into.turnId,
