@@ -243,33 +243,6 @@ fn transcriber_connect_timeouts_count_as_failed_connects() {
 }
 
 #[test]
-fn transcriber_end_session_in_use_closes_and_reprovisions_never_the_old_url() {
-    let mut d = Drive::opened(config(), URL);
-    d.audio(1);
-    let actions = d.text(&kind("end_session"));
-    assert_eq!(
-        actions,
-        [Action::Close, Action::StateChanged(State::Backoff)],
-        "the socket goes, the session with it"
-    );
-    d.close(1000); // the shell ignores it; the core too
-    let next = d.step();
-    assert_eq!(
-        next,
-        [Action::StateChanged(State::Provisioning), Action::Provision]
-    );
-    d.provisioned("wss://stt.example/v2/live?token=two");
-    let opened = d.open();
-    assert_eq!(
-        sent(&opened),
-        [1],
-        "the unconfirmed frame goes to the new session"
-    );
-    let urls: Vec<String> = d.connects().into_iter().map(|(_, url)| url).collect();
-    assert_eq!(urls, [URL, "wss://stt.example/v2/live?token=two"]);
-}
-
-#[test]
 fn transcriber_end_session_three_times_in_a_window_fails_with_dead_session() {
     let mut d = Drive::opened(config(), URL);
     for session in 2..=3 {

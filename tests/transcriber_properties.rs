@@ -5,9 +5,10 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
+mod transcriber_sim;
+
 use proptest::prelude::*;
 use turnguard::core::stt::backoff::Jitter;
-use turnguard::core::stt::protocols::gladia;
 use turnguard::core::stt::reconnect::ReconnectConfig;
 use turnguard::core::stt::transcriber::{
     Action, State, Transcriber, TranscriberConfig, TranscriberError,
@@ -190,20 +191,19 @@ fn run(config: TranscriberConfig, inputs: Vec<Input>) -> Result<(), TestCaseErro
     Ok(())
 }
 
+/// The compressed policy of the scenarios, with seeded full jitter.
 fn config(buffer_ms: u64, seed: u64) -> TranscriberConfig {
+    let exact = transcriber_sim::config();
     TranscriberConfig {
         reconnect: ReconnectConfig {
-            stable_open_ms: 400,
-            initial_delay_ms: 50,
-            max_delay_ms: 400,
             jitter: Jitter::Full,
             random_seed: seed,
-            ..ReconnectConfig::default()
+            ..exact.reconnect
         },
         buffer_ms,
         connect_timeout_ms: 500,
         stop_timeout_ms: 300,
-        ..TranscriberConfig::new(&gladia::PROFILE)
+        ..exact
     }
 }
 

@@ -6,7 +6,6 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::stt::protocols::gladia::STOP_RECORDING;
 use turnguard::core::stt::transcriber::{
     Action, State, TranscriberConfig, TranscriberError, UNACKED_CONFIRM_MS,
 };
@@ -264,34 +263,6 @@ fn zero_buffer_drops_everything_while_disconnected() {
 }
 
 #[test]
-fn stop_sends_stop_recording_once_delivers_the_last_final_and_nothing_connects_after() {
-    let mut d = Drive::opened(config(), URL);
-    d.audio(1);
-    assert_eq!(d.t.poll_timeout(), None);
-    d.t.stop(d.now);
-    assert_eq!(d.take(), [Action::SendText(STOP_RECORDING.into())]);
-    assert_eq!(d.t.state(), State::Open, "draining");
-    assert!(!d.t.send_audio(frame(2), d.now), "no audio after stop");
-    d.t.stop(d.now);
-    assert_eq!(d.take(), [], "stop is idempotent");
-    assert_eq!(
-        d.text(&transcript(true, "last words")),
-        [Action::Final {
-            text: "last words".into(),
-            utterance: 1
-        }]
-    );
-    assert_eq!(
-        d.text(&kind("end_recording")),
-        [Action::Close, Action::StateChanged(State::Stopped)]
-    );
-    assert_eq!(d.close(1000), []);
-    assert_eq!(d.advance(600_000), []);
-    assert_eq!(d.count(&Action::SendText(STOP_RECORDING.into())), 1);
-    assert_eq!(d.connects().len(), 1);
-}
-
-#[test]
 fn stop_gives_up_waiting_after_stop_timeout() {
     let mut d = Drive::opened(config(), URL);
     d.t.stop(d.now);
@@ -346,20 +317,6 @@ fn stop_while_provisioning_ignores_the_late_url() {
     d.take();
     assert_eq!(d.provisioned(URL), []);
     assert_eq!(d.connects().len(), 0);
-}
-
-#[test]
-fn dispose_sends_stop_recording_and_closes_at_once() {
-    let mut d = Drive::opened(config(), URL);
-    d.t.dispose(d.now);
-    assert_eq!(
-        d.take(),
-        [
-            Action::SendText(STOP_RECORDING.into()),
-            Action::Close,
-            Action::StateChanged(State::Stopped)
-        ]
-    );
 }
 
 #[test]
@@ -547,33 +504,6 @@ fn a_socket_that_dies_right_after_it_opened_does_not_take_the_buffer_with_it() {
     d.close(1006);
     d.step();
     assert_eq!(sent(&d.open()), (1..=10).collect::<Vec<_>>());
-}
-
-#[test]
-fn malformed_and_unknown_messages_are_counted_and_skipped() {
-    let mut d = Drive::opened(config(), URL);
-    d.t.on_text("<html>502 Bad Gateway</html>", d.now);
-    d.t.on_text(r#"{"type":"transcript","data":{"is_final":true}}"#, d.now);
-    d.t.on_text(r#"{"type":"transcript""#, d.now);
-    d.t.on_binary_message(d.now);
-    d.t.on_text(r#"{"type":"brand_new_event","data":{}}"#, d.now);
-    d.t.on_text(r#"{"type":"post_summarization","data":{}}"#, d.now);
-    d.t.on_text(r#"{"type":"start_session","session_id":"s"}"#, d.now);
-    assert_eq!(d.take(), []);
-    let stats = d.t.stats();
-    assert_eq!((stats.malformed_messages, stats.unknown_messages), (4, 1));
-    assert_eq!(d.t.state(), State::Open, "never fatal");
-    d.t.on_text(
-        r#"{"type":"transcript","data":{"is_final":true,"utterance":{"text":"still here"}}}"#,
-        d.now,
-    );
-    assert_eq!(
-        d.take(),
-        [Action::Final {
-            text: "still here".into(),
-            utterance: 1
-        }]
-    );
 }
 
 #[test]

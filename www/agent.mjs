@@ -40,81 +40,44 @@ export function llmUrl(route, f, upstream) {
   return `/llm/${scenario}/v1/chat/completions?${params}`;
 }
 
-/** The wire protocols the demo can use, each with the local recognizer behind its dev-stack mock. */
-export const PROTOCOLS = Object.freeze(["gladia", "deepgram", "assemblyai", "openai", "speechmatics", "soniox", "elevenlabs"]);
-
-/** The Deepgram socket URL (`origin` as ws:// or wss://) for the switches `f`; `key` names the mock's counters. */
-export function deepgramSocketUrl(origin, f, key) {
-  const params = new URLSearchParams({ model: "nova-3", encoding: "linear16", sample_rate: "16000", channels: "1", interim_results: "true", utterance_end_ms: "1000", vad_events: "true", endpointing: "300", recognizer: "speech", mock_key: key });
-  if (f.dgDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.dg1008) params.set("mock_close", "1008"), params.set("mock_close_after_frames", "100");
-  return `${origin}/v1/listen?${params}`;
-}
-
-/** The AssemblyAI socket URL for the switches `f` and a single-use `token`. */
-export function assemblyAiSocketUrl(origin, f, key, token) {
-  const params = new URLSearchParams({ sample_rate: "16000", encoding: "pcm_s16le", format_turns: "true", recognizer: "speech", mock_key: key });
-  if (f.aaiDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.aai3008) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
-  else if (f.aai3009) params.set("mock_close", "3009"), params.set("mock_times", "1");
-  params.set("token", token);
-  return `${origin}/v3/ws?${params}`;
-}
-
-/** The OpenAI Realtime transcription socket URL for the switches `f`. */
-export function openAiSocketUrl(origin, f, key) {
-  const params = new URLSearchParams({ intent: "transcription", recognizer: "speech", mock_key: key });
-  if (f.oaDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.oaSessionExpired) params.set("mock_session_ms", "5000"), params.set("mock_times", "1");
-  else if (f.oa4000) params.set("mock_close", "4000"), params.set("mock_close_after_frames", "100");
-  return `${origin}/v1/realtime?${params}`;
-}
-
-/** The Speechmatics socket URL for the switches `f` and a temporary `key`. */
-export function speechmaticsSocketUrl(origin, f, key, jwt) {
-  const params = new URLSearchParams({ jwt, recognizer: "speech", mock_key: key });
-  if (f.smDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.sm4005) params.set("mock_close", "4005"), params.set("mock_close_after_frames", "100"), params.set("mock_times", "1");
-  else if (f.smLateReceipts) params.set("mock_receipt_delay_ms", "2000");
-  return `${origin}/v2?${params}`;
-}
-
-/** The Soniox socket URL for the switches `f` (the key goes in the configuration message). */
-export function sonioxSocketUrl(origin, f, key) {
-  const params = new URLSearchParams({ recognizer: "speech", mock_key: key });
-  if (f.sxDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.sx503) params.set("mock_error", "503"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
-  else if (f.sx402) params.set("mock_error", "402"), params.set("mock_error_after_frames", "100");
-  return `${origin}/transcribe-websocket?${params}`;
-}
-
-/** The ElevenLabs Scribe socket URL for the switches `f` and a single-use `token`. */
-export function elevenLabsSocketUrl(origin, f, key, token) {
-  const params = new URLSearchParams({ model_id: "scribe_v2_realtime", audio_format: "pcm_16000", commit_strategy: "vad", include_timestamps: "true", recognizer: "speech", mock_key: key });
-  if (f.elDrop) params.set("mock_drop_after_ms", "1500"), params.set("mock_times", "2");
-  else if (f.elRateLimited) params.set("mock_error", "rate_limited"), params.set("mock_error_after_frames", "100"), params.set("mock_times", "1");
-  else if (f.elTerms) params.set("mock_error", "unaccepted_terms"), params.set("mock_error_after_frames", "100");
-  params.set("token", token);
-  return `${origin}/v1/speech-to-text/realtime?${params}`;
-}
-
-/** The provisioning URL (the app's backend, here the dev stack) for the STT switches. */
-export function provisionUrl(f) {
-  const params = new URLSearchParams();
-  if (f.stt4403) params.set("mode", "close4403");
-  else if (f.sttDrop) params.set("mode", "drop1006"), params.set("dropAfterMs", "1500"), params.set("times", "2");
-  else if (f.sttDeadToken) params.set("mode", "dead_token");
-  else if (f.provision429) params.set("mode", "provision429"), params.set("times", "2");
-  return `/speech/v2/live${params.size > 0 ? `?${params}` : ""}`;
+/**
+ * The mock switches of the STT failures checked in `f` (`{ "<protocol>.<id>": true }`) for
+ * `protocol` (a descriptor from GET /__protocols): `{ socket, token }`, each a query string.
+ */
+export function sttSwitches(protocol, f) {
+  const on = protocol.failures.filter((failure) => f[`${protocol.name}.${failure.id}`]);
+  const join = (part) => on.map((failure) => failure[part]).filter(Boolean).join("&");
+  return { socket: join("socket"), token: join("token") };
 }
 
 /**
- * `library`: the turnguard module. `failures()`: the switches now. `upstream`: whether the dev
- * stack proxies to a real model (the primary route then uses it). `hooks`: the session's callbacks
- * for the panel, each called with what the session gave, plus `onSession(n)` when a new session
- * (the n-th) replaces the last.
+ * The app's provision(): a call to its backend, which holds the provider key and runs the
+ * protocol's recipe (here the dev stack's POST /api/stt/<name>, www/devstack/protocols.mjs). The
+ * switches as they were when the session started; `key` names the mocks' counters.
  */
-export function createAgent(library, { failures, protocol = () => "gladia", upstream = null, hooks }) {
+export function provisioner(protocol, f, key) {
+  const switches = sttSwitches(protocol, f);
+  return async ({ signal, reason }) => {
+    const response = await fetch(`/api/stt/${protocol.name}`, {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      // The demo's mocks hear with pocketsphinx (recognizers.mjs): what you say comes back.
+      body: JSON.stringify({ reason, key, token: switches.token, socket: ["recognizer=speech", switches.socket].filter(Boolean).join("&") }),
+    });
+    if (!response.ok) throw Object.assign(new Error(`provisioning answered ${response.status}`), { status: response.status });
+    return response.json();
+  };
+}
+
+/**
+ * `library`: the turnguard module. `failures()`: the switches now. `protocols`: the dev stack's
+ * list (GET /__protocols); `protocol()`: the name picked now. `upstream`: whether the dev stack
+ * proxies to a real model (the primary route then uses it). `hooks`: the session's callbacks for
+ * the panel, each called with what the session gave, plus `onSession(n)` when a new session (the
+ * n-th) replaces the last.
+ */
+export function createAgent(library, { failures, protocols, protocol, upstream = null, hooks }) {
   const { VoiceSession, openAiCompatibleRoute, openAiCompatibleSpeech } = library;
   // One audio graph for every session: the sessions play into an analyser, so the page (and its
   // test) can see that sound came out.
@@ -186,79 +149,6 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
     return response.arrayBuffer();
   }
 
-  const socketOrigin = () => location.origin.replace(/^http/, "ws");
-  const failed = async (response, what) => {
-    if (!response.ok) throw Object.assign(new Error(`${what} answered ${response.status}`), { status: response.status });
-    return response.json();
-  };
-  /**
-   * The app's backend, per protocol: Gladia's session, Deepgram's short-lived token (asked again for
-   * every connect), AssemblyAI's single-use token (the same), OpenAI's client secret (the same: it
-   * expires). Here the dev stack's mocks answer.
-   */
-  const provisioners = {
-    gladia: (f) => gladiaProvisioner(f),
-    deepgram: (f, key) => {
-      let calls = 0;
-      return async ({ signal }) => {
-        calls += 1;
-        const expired = f.dgExpired && calls === 1 ? "?expired=1" : "";
-        const init = { method: "POST", signal, headers: { authorization: "Token dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl_seconds: 30 }) };
-        const { access_token: token } = await failed(await fetch(`/v1/auth/grant${expired}`, init), "the token endpoint");
-        return { url: deepgramSocketUrl(socketOrigin(), f, key), protocols: ["bearer", token] };
-      };
-    },
-    assemblyai: (f, key) => {
-      let first = null;
-      return async ({ signal }) => {
-        let token = f.aaiReusedToken ? first : null;
-        if (!token) {
-          const response = await fetch("/v3/token?expires_in_seconds=60", { signal, headers: { authorization: "dev-backend-key" } });
-          token = (await failed(response, "the token endpoint")).token;
-          first ??= token;
-        }
-        return { url: assemblyAiSocketUrl(socketOrigin(), f, key, token) };
-      };
-    },
-    openai: (f, key) => async ({ signal }) => {
-      const init = {
-        method: "POST",
-        signal,
-        headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" },
-        body: JSON.stringify({ expires_after: { anchor: "created_at", seconds: 600 }, session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: 24000 }, transcription: { model: "gpt-4o-transcribe" }, turn_detection: { type: "server_vad" } } } } }),
-      };
-      const { value } = await failed(await fetch("/v1/realtime/client_secrets", init), "the client secret endpoint");
-      return { url: openAiSocketUrl(socketOrigin(), f, key), protocols: ["realtime", `openai-insecure-api-key.${value}`] };
-    },
-    elevenlabs: (f, key) => async ({ signal }) => {
-      const response = await fetch("/v1/single-use-token/realtime_scribe", { method: "POST", signal, headers: { "xi-api-key": "dev-backend-key" } });
-      const { token } = await failed(response, "the single-use token endpoint");
-      return { url: elevenLabsSocketUrl(socketOrigin(), f, key, token) };
-    },
-    soniox: (f, key) => async ({ signal }) => {
-      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) };
-      const { api_key } = await failed(await fetch("/v1/auth/temporary-api-key", init), "the temporary key endpoint");
-      return { url: sonioxSocketUrl(socketOrigin(), f, key), config: { api_key } };
-    },
-    speechmatics: (f, key) => async ({ signal }) => {
-      const init = { method: "POST", signal, headers: { authorization: "Bearer dev-backend-key", "content-type": "application/json" }, body: JSON.stringify({ ttl: 60 }) };
-      const { key_value: jwt } = await failed(await fetch("/v1/api_keys?type=rt", init), "the temporary key endpoint");
-      return { url: speechmaticsSocketUrl(socketOrigin(), f, key, jwt), config: { transcription_config: { language: "en", enable_partials: true, max_delay: 1.0, conversation_config: { end_of_utterance_silence_trigger: 0.5 } } } };
-    },
-  };
-
-  /** The app's backend provisioning a Gladia session; the STT switches as they were when the session started. */
-  const gladiaProvisioner = (f) => async ({ signal }) => {
-    const response = await fetch(provisionUrl(f), {
-      method: "POST",
-      signal,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
-    });
-    if (!response.ok) throw Object.assign(new Error(`provisioning answered ${response.status}`), { status: response.status });
-    return response.json();
-  };
-
   // The page opens the microphone itself and hands the stream to the session: reopening it must
   // release the old capture first (a fake capture device then plays its file again), while the
   // library's own attachMicrophone() opens the new capture before it lets the old one go.
@@ -280,11 +170,12 @@ export function createAgent(library, { failures, protocol = () => "gladia", upst
     const mine = generation;
     // A replaced session's late callbacks (its stop) are not the page's any more.
     const live = (callback) => (...args) => mine === generation && callback(...args);
-    const wire = PROTOCOLS.includes(protocol()) ? protocol() : "gladia";
+    const chosen = protocols.find((entry) => entry.name === protocol()) ?? protocols.find((entry) => entry.default) ?? protocols[0];
+    const wire = chosen.name;
     return new VoiceSession({
       routes,
       recoveryText: RECOVERY_TEXT,
-      provision: provisioners[wire](failures(), `demo-${Date.now()}-${mine}`),
+      provision: provisioner(chosen, failures(), `demo-${Date.now()}-${mine}`),
       synthesize,
       audioContext: context,
       destination: analyser,

@@ -3,7 +3,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { assemblyAiSocketUrl, deepgramSocketUrl, elevenLabsSocketUrl, llmUrl, openAiSocketUrl, provisionUrl, sonioxSocketUrl, speechmaticsSocketUrl } from "./agent.mjs";
+import { llmUrl, sttSwitches } from "./agent.mjs";
+import { demoFailures, loadDescriptors } from "./devstack/protocols.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
   assert.equal(llmUrl("primary", {}), "/llm/ok/v1/chat/completions?reply=chat");
@@ -17,34 +18,27 @@ test("LLM switches pick the mock scenario of each route; an upstream serves a he
   assert.equal(llmUrl("fallback", {}, { model: "m" }), "/llm/ok/v1/chat/completions?reply=chat");
 });
 
-test("STT switches pick the recognizer's failure mode", () => {
-  assert.equal(provisionUrl({}), "/speech/v2/live");
-  assert.equal(provisionUrl({ stt4403: true }), "/speech/v2/live?mode=close4403");
-  assert.equal(provisionUrl({ sttDrop: true }), "/speech/v2/live?mode=drop1006&dropAfterMs=1500&times=2");
-  assert.equal(provisionUrl({ sttDeadToken: true }), "/speech/v2/live?mode=dead_token");
-  assert.equal(provisionUrl({ provision429: true }), "/speech/v2/live?mode=provision429&times=2");
+test("each protocol's STT switches become mock switches of its own, for the socket or the token call", async () => {
+  for (const descriptor of await loadDescriptors()) {
+    const protocol = { name: descriptor.name, failures: demoFailures(descriptor) };
+    assert.deepEqual(sttSwitches(protocol, {}), { socket: "", token: "" }, `${protocol.name}: nothing checked`);
+    for (const failure of protocol.failures) {
+      const switches = sttSwitches(protocol, { [`${protocol.name}.${failure.id}`]: true });
+      assert.ok(switches.socket || switches.token, `${protocol.name}.${failure.id} switches something`);
+      for (const part of [switches.socket, switches.token].filter(Boolean)) {
+        for (const name of new URLSearchParams(part).keys()) assert.match(name, /^mock_/, `${protocol.name}.${failure.id}: ${name} is a mock switch`);
+      }
+      // Another protocol's checked switch is not this one's.
+      assert.deepEqual(sttSwitches(protocol, { [`other.${failure.id}`]: true }), { socket: "", token: "" });
+    }
+  }
 });
 
-test("the Deepgram and AssemblyAI switches become the mocks' switches in the socket URL", () => {
-  const dg = new URL(deepgramSocketUrl("ws://h", { dgDrop: true }, "k"));
-  assert.equal(dg.pathname, "/v1/listen");
-  assert.deepEqual([dg.searchParams.get("recognizer"), dg.searchParams.get("mock_drop_after_ms"), dg.searchParams.get("mock_times"), dg.searchParams.get("mock_key")], ["speech", "1500", "2", "k"]);
-  assert.equal(new URL(deepgramSocketUrl("ws://h", { dg1008: true }, "k")).searchParams.get("mock_close"), "1008");
-  const aai = new URL(assemblyAiSocketUrl("ws://h", { aai3009: true }, "k", "t0"));
-  assert.equal(aai.pathname, "/v3/ws");
-  assert.deepEqual([aai.searchParams.get("format_turns"), aai.searchParams.get("mock_close"), aai.searchParams.get("token")], ["true", "3009", "t0"]);
-  assert.equal(new URL(assemblyAiSocketUrl("ws://h", { aai3008: true }, "k", "t")).searchParams.get("mock_session_ms"), "5000");
-  const oa = new URL(openAiSocketUrl("ws://h", { oaDrop: true }, "k"));
-  assert.equal(oa.pathname, "/v1/realtime");
-  assert.deepEqual([oa.searchParams.get("intent"), oa.searchParams.get("mock_drop_after_ms"), oa.searchParams.get("mock_key")], ["transcription", "1500", "k"]);
-  assert.equal(new URL(openAiSocketUrl("ws://h", { oa4000: true }, "k")).searchParams.get("mock_close"), "4000");
-  const el = new URL(elevenLabsSocketUrl("ws://h", { elTerms: true }, "k", "t"));
-  assert.equal(el.pathname, "/v1/speech-to-text/realtime");
-  assert.deepEqual([el.searchParams.get("mock_error"), el.searchParams.get("token"), el.searchParams.get("include_timestamps")], ["unaccepted_terms", "t", "true"]);
-  const sx = new URL(sonioxSocketUrl("ws://h", { sx503: true }, "k"));
-  assert.equal(sx.pathname, "/transcribe-websocket");
-  assert.deepEqual([sx.searchParams.get("mock_error"), sx.searchParams.get("mock_key")], ["503", "k"]);
-  const sm = new URL(speechmaticsSocketUrl("ws://h", { sm4005: true }, "k", "j"));
-  assert.equal(sm.pathname, "/v2");
-  assert.deepEqual([sm.searchParams.get("jwt"), sm.searchParams.get("mock_close"), sm.searchParams.get("mock_key")], ["j", "4005", "k"]);
+test("checked switches of one protocol combine", async () => {
+  for (const descriptor of await loadDescriptors()) {
+    const protocol = { name: descriptor.name, failures: demoFailures(descriptor) };
+    const all = Object.fromEntries(protocol.failures.map((failure) => [`${protocol.name}.${failure.id}`, true]));
+    const join = (part) => protocol.failures.map((failure) => failure[part]).filter(Boolean).join("&");
+    assert.deepEqual(sttSwitches(protocol, all), { socket: join("socket"), token: join("token") }, protocol.name);
+  }
 });

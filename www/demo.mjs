@@ -22,7 +22,7 @@ function sum(counters, field) {
 
 /** One table row per mock: its endpoint and what it has seen since the last reset. */
 function serviceRows(stats) {
-  const { llm, tts, stt } = stats;
+  const { llm, tts } = stats;
   return [
     {
       name: "LLM (OpenAI-compatible)",
@@ -30,19 +30,23 @@ function serviceRows(stats) {
       seen: `${sum(llm.scenarios, "requests")} requests, ${sum(llm.scenarios, "aborted")} aborted`,
     },
     {
-      name: "Live STT (Gladia-compatible)",
-      endpoint: `POST ${stats.services.stt.path}`,
-      seen: `${sum(stt.modes, "provisions")} provisions, ${sum(stt.modes, "open")} sockets open`,
-    },
-    {
       name: "TTS",
       endpoint: `POST ${stats.services.tts.path}`,
       seen: `${tts.requests} requests, ${tts.aborted} aborted (?voice= speaks with ${stats.ttsEngine})`,
     },
+    // One row per speech-to-text protocol in the dev stack's list, each with the same counters.
+    ...stats.protocols.map((name) => {
+      const keys = stats[name].keys;
+      return {
+        name: `Live STT: ${name}`,
+        endpoint: stats.services[name].shown,
+        seen: `${sum(keys, "provisions")} credentials asked, ${sum(keys, "connections")} sockets (${sum(keys, "open")} open), ${sum(keys, "finals")} finals`,
+      };
+    }),
     {
-      name: "Speech recognition (real, Gladia-compatible)",
-      endpoint: `POST ${stats.services.speech.path}`,
-      seen: `${stats.speech.engine}: ${stats.speech.sessions} sessions, ${stats.speech.open} sockets open, ${stats.speech.finals} finals`,
+      name: "Speech recognition (real)",
+      endpoint: "behind every STT mock with recognizer=speech",
+      seen: `${stats.recognizer.engine}: ${stats.recognizer.sessions} sessions`,
     },
   ];
 }

@@ -707,9 +707,9 @@ describe("mock live STT", () => {
       assert.match(String(client.failure()?.message), /404/);
     }
     const stats = await getStats();
-    assert.equal(stats.stt.sessions[id].upgradesRefused, 2);
+    assert.equal(stats.stt.sessions[id].refused, 2);
     assert.equal(stats.stt.sessions[id].connections, 0);
-    assert.equal(stats.stt.modes.upgrade404.upgradesRefused, 2);
+    assert.equal(stats.stt.modes.upgrade404.refused, 2);
   });
 
   test("end_session: ends the session in use after endAfterFrames, closes 1000, refuses its URL after", TEST_TIMEOUT, async () => {
@@ -723,7 +723,7 @@ describe("mock live STT", () => {
     const again = connect(url);
     assert.equal((await withTimeout(again.closed, 2000, "its URL is dead")).code, 4403);
     const stats = await getStats();
-    assert.equal(stats.stt.sessions[id].endSessions, 1);
+    assert.equal(stats.stt.sessions[id].sessionsOver, 1);
     assert.equal(stats.stt.sessions[id].ended, true);
     // times=1: the next session of the mode stays up.
     const fresh = await provisionOk("/stt/end_session", "?endAfterFrames=3&times=1");

@@ -1,63 +1,23 @@
-// The dev stack's AssemblyAI mock (devstack/assemblyai.mjs) checked by AssemblyAI's own JS SDK in
+// The dev stack's AssemblyAI mock (devstack/mocks/assemblyai.mjs) checked by AssemblyAI's own JS SDK in
 // Node: the SDK mints a temporary token, connects, streams audio and receives turns. The SDK only
 // connects to wss: URLs, so the test puts a TLS proxy (a certificate made here with openssl, trusted
 // by this process only) in front of the dev stack. `node --test www/sdk-assemblyai.test.mjs`.
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { after, before, test } from "node:test";
-import tls from "node:tls";
+import { test } from "node:test";
 import { AssemblyAI } from "assemblyai";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, opensslMissing, skipSpeech, sleep } from "./sdk-support.mjs";
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-const opensslMissing = (() => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return false;
-  } catch {
-    return "no openssl to make the proxy's certificate";
-  }
-})();
 
-let stack;
-let proxy;
 let client;
 let wssBase;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-  client = new AssemblyAI({ apiKey: "dev-only-key", streamingBaseUrl: `http://127.0.0.1:${stack.port}` });
-  if (opensslMissing) return;
-  const dir = mkdtempSync(path.join(tmpdir(), "turnguard-tls-"));
-  try {
-    const key = path.join(dir, "key.pem");
-    const cert = path.join(dir, "cert.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
-    proxy = tls.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (socket) => {
-      const upstream = net.connect(stack.port, "127.0.0.1");
-      socket.pipe(upstream).pipe(socket);
-      socket.on("error", () => upstream.destroy());
-      upstream.on("error", () => socket.destroy());
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  wssBase = `wss://127.0.0.1:${proxy.address().port}/v3/ws`;
-  // The proxy's certificate is self-made: trusted by this test process only.
-  process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
-});
-after(async () => {
-  proxy?.close();
-  await stack?.close();
+devStackForTests({
+  tls: true,
+  ready({ stack, tlsPort }) {
+    client = new AssemblyAI({ apiKey: "dev-only-key", streamingBaseUrl: `http://127.0.0.1:${stack.port}` });
+    wssBase = `wss://127.0.0.1:${tlsPort}/v3/ws`;
+  },
 });
 
 /** A 100 ms chunk (five numbered 20 ms frames: the scripted recognizer reads the first number). */
@@ -112,7 +72,9 @@ test("audio faster than real time closes with 3007", { skip: opensslMissing }, a
 
 test("espeak-ng speech through the SDK comes back as its words (pocketsphinx behind the mock)", { skip: opensslMissing || skipSpeech }, async () => {
   const sentence = "what is the weather like today";
-  const pcm = speechPcm(sentence);
+  // Whole 100 ms chunks: a shorter tail is AssemblyAI's 3007, which would race the final.
+  const speech = speechPcm(sentence);
+  const pcm = Buffer.concat([speech, Buffer.alloc((3200 - (speech.length % 3200)) % 3200)]);
   // The SDK rewrites the query: the mock's switches go in the path.
   const base = wssBase.replace("/v3/ws", `/mock/${encodeURIComponent("recognizer=speech")}/v3/ws`);
   const { transcriber, turns } = await session({ websocketBaseUrl: base });

@@ -1,38 +1,21 @@
-// The dev stack's Deepgram mock (devstack/deepgram.mjs) checked by Deepgram's own JS SDK in Node:
+// The dev stack's Deepgram mock (devstack/mocks/deepgram.mjs) checked by Deepgram's own JS SDK in Node:
 // the SDK mints a token, connects, streams audio and receives transcripts. A mock only our code
 // talks to would prove nothing about the protocol. `node --test www/sdk-deepgram.test.mjs`.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { DeepgramClient } from "@deepgram/sdk";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, frame, skipSpeech } from "./sdk-support.mjs";
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-
-let stack;
 let client;
 /** A client of the mock with `auth`: `{ apiKey }` or `{ accessToken }`. */
 const clientWith = (auth) => {
-  const http = `http://127.0.0.1:${stack.port}`;
-  const ws = `ws://127.0.0.1:${stack.port}`;
+  const http = `http://127.0.0.1:${env.stack.port}`;
+  const ws = `ws://127.0.0.1:${env.stack.port}`;
   return new DeepgramClient({ ...auth, environment: { base: http, production: ws, agent: ws, agentRest: http } });
 };
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-  client = clientWith({ apiKey: "dev-only-key" });
-});
-after(async () => {
-  await stack?.close();
-});
-
-/** A 20 ms frame whose first four bytes are `number` (the scripted recognizer's words come from them). */
-function frame(number) {
-  const bytes = Buffer.alloc(640);
-  bytes.writeUInt32LE(number, 0);
-  return bytes;
-}
+const env = devStackForTests({ ready: () => (client = clientWith({ apiKey: "dev-only-key" })) });
 
 /** Connects the SDK with the listen options a voice agent uses; resolves with the socket and its messages. */
 async function connect(query, through = client) {
@@ -79,16 +62,16 @@ test("a token granted through the SDK opens the socket; an expired one is refuse
   socket.sendKeepAlive({ type: "KeepAlive" });
   socket.sendCloseStream({ type: "CloseStream" });
   assert.equal(await closed, 1000);
-  const expired = await (await fetch(new URL("/v1/auth/grant?expired=1", stack.url), { method: "POST", headers: { authorization: "Token dev" } })).json();
+  const expired = await (await fetch(new URL("/v1/auth/grant?mock_expired=1", env.stack.url), { method: "POST", headers: { authorization: "Token dev" } })).json();
   await assert.rejects(connect({ mock_key: "sdk-expired" }, clientWith({ accessToken: expired.access_token })));
-  const stats = (await (await fetch(new URL("/__stats", stack.url))).json()).deepgram.keys;
+  const stats = (await (await fetch(new URL("/__stats", env.stack.url))).json()).deepgram.keys;
   assert.equal(stats["sdk-bearer"].bearer, 1);
   assert.equal(stats["sdk-bearer"].keepAlives, 1);
   assert.equal(stats["sdk-expired"].refused >= 1, true);
 });
 
 test("idle for the idle limit: close 1011 NET-0001; an empty frame: close 1008", async () => {
-  const idle = await connect({ mock_key: "sdk-idle", idle_ms: "300" });
+  const idle = await connect({ mock_key: "sdk-idle", mock_idle_ms: "300" });
   assert.equal(await idle.closed, 1011);
   const empty = await connect({ mock_key: "sdk-empty" });
   empty.socket.sendMedia(Buffer.alloc(0));

@@ -1,34 +1,24 @@
-// The dev stack's ElevenLabs Scribe realtime mock (devstack/elevenlabs.mjs) checked by ElevenLabs'
+// The dev stack's ElevenLabs Scribe realtime mock (devstack/mocks/elevenlabs.mjs) checked by ElevenLabs'
 // own JS client (`@elevenlabs/client`'s `Scribe.connect`, whose `baseUri` points anywhere) in Node:
 // a single-use token from the mock, `session_started`, base64 chunks, partial and committed
 // transcripts (with timestamps), a manual commit, and a reused token refused with `auth_error`.
 // `node --test www/sdk-elevenlabs.test.mjs`.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { WebSocket as NodeWebSocket } from "ws";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, skipSpeech, sleep } from "./sdk-support.mjs";
 
 // The client uses the global WebSocket, which Node 20 has only behind a flag.
 globalThis.WebSocket ??= NodeWebSocket;
 const { Scribe, AudioFormat, CommitStrategy, RealtimeEvents } = await import("@elevenlabs/client");
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-
-let stack;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-});
-after(async () => {
-  await stack?.close();
-});
+const env = devStackForTests();
 
 /** The app's backend: a single-use token. */
 async function token() {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/v1/single-use-token/realtime_scribe`, { method: "POST", headers: { "xi-api-key": "dev-only-key" } });
+  const response = await fetch(`http://127.0.0.1:${env.stack.port}/v1/single-use-token/realtime_scribe`, { method: "POST", headers: { "xi-api-key": "dev-only-key" } });
   assert.equal(response.status, 200);
   return (await response.json()).token;
 }
@@ -44,7 +34,7 @@ function connect(t, switches, commitStrategy = CommitStrategy.VAD) {
   const connection = Scribe.connect({
     token: t,
     modelId: "scribe_v2_realtime",
-    baseUri: `ws://127.0.0.1:${stack.port}/mock/${encodeURIComponent(switches)}`,
+    baseUri: `ws://127.0.0.1:${env.stack.port}/mock/${encodeURIComponent(switches)}`,
     audioFormat: AudioFormat.PCM_16000,
     sampleRate: 16000,
     commitStrategy,
@@ -70,8 +60,8 @@ test("the client gets session_started, partials and each commit in both forms, V
   const timed = of(messages, RealtimeEvents.COMMITTED_TRANSCRIPT_WITH_TIMESTAMPS);
   assert.deepEqual(timed.map((data) => [data.text, data.words.at(-1).end]), [["w0 w25", 1], ["w50", 1.2]]);
   assert.ok(of(messages, RealtimeEvents.PARTIAL_TRANSCRIPT).length >= 2, "partials");
-  const stats = (await (await fetch(`http://127.0.0.1:${stack.port}/__stats`)).json()).elevenlabs.keys["sdk-el"];
-  assert.deepEqual([stats.chunks, stats.commits, stats.badChunks, stats.refused], [60, 1, 0, 0]);
+  const stats = (await (await fetch(`http://127.0.0.1:${env.stack.port}/__stats`)).json()).elevenlabs.keys["sdk-el"];
+  assert.deepEqual([stats.frames, stats.commits, stats.badChunks, stats.refused], [60, 1, 0, 0]);
 });
 
 test("a token opens one connection: reused, it gets auth_error and close 1008", async () => {

@@ -1,4 +1,4 @@
-// The dev stack's OpenAI Realtime transcription mock (devstack/openai.mjs) checked by OpenAI's own
+// The dev stack's OpenAI Realtime transcription mock (devstack/mocks/openai.mjs) checked by OpenAI's own
 // JS SDK in Node (`openai`: `realtime.clientSecrets.create` and `OpenAIRealtimeWS`): the SDK mints a
 // client secret, connects with it, streams 24 kHz base64 audio and receives the transcription
 // events. The SDK only connects to wss: URLs, so the test puts a TLS proxy (a certificate made here
@@ -6,60 +6,14 @@
 // `node --test www/sdk-openai.test.mjs`.
 
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { after, before, test } from "node:test";
-import tls from "node:tls";
+import { test } from "node:test";
 import OpenAI from "openai";
 import { OpenAIRealtimeWS } from "openai/realtime/ws";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, frame, opensslMissing, skipSpeech, sleep } from "./sdk-support.mjs";
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-const opensslMissing = (() => {
-  try {
-    execFileSync("openssl", ["version"], { stdio: "ignore" });
-    return false;
-  } catch {
-    return "no openssl to make the proxy's certificate";
-  }
-})();
-
-let stack;
-let proxy;
 let httpsBase;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-  if (opensslMissing) return;
-  const dir = mkdtempSync(path.join(tmpdir(), "turnguard-tls-"));
-  try {
-    const key = path.join(dir, "key.pem");
-    const cert = path.join(dir, "cert.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
-    proxy = tls.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (socket) => {
-      const upstream = net.connect(stack.port, "127.0.0.1");
-      socket.pipe(upstream).pipe(socket);
-      socket.on("error", () => upstream.destroy());
-      upstream.on("error", () => socket.destroy());
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  httpsBase = `https://127.0.0.1:${proxy.address().port}`;
-  // The proxy's certificate is self-made: trusted by this test process only.
-  process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
-});
-after(async () => {
-  proxy?.close();
-  await stack?.close();
-});
+const env = devStackForTests({ tls: true, ready: ({ tlsPort }) => (httpsBase = `https://127.0.0.1:${tlsPort}`) });
 
 /** A client of the mock; `switches` go in the path (the SDK rewrites the socket URL's query). */
 const clientWith = (apiKey, switches = "") =>
@@ -107,12 +61,12 @@ test("the SDK mints a secret, streams 24 kHz audio and gets committed items, del
   assert.equal(committed[0].item_id, done[0].item_id, "the completion names the committed item");
   assert.deepEqual(ofType(events, "conversation.item.input_audio_transcription.delta").map((event) => event.delta), ["w0", " w25"]);
   assert.equal(ofType(events, "input_audio_buffer.speech_stopped")[0].audio_end_ms, 1000);
-  const stats = (await (await fetch(`http://127.0.0.1:${stack.port}/__stats`)).json()).openai.keys["sdk-openai"];
+  const stats = (await (await fetch(`http://127.0.0.1:${env.stack.port}/__stats`)).json()).openai.keys["sdk-openai"];
   assert.deepEqual([stats.headerAuth, stats.bytes], [1, 48000], "1 s of 24 kHz PCM16");
 });
 
 test("an expired client secret is refused at the handshake", { skip: opensslMissing }, async () => {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/v1/realtime/client_secrets?expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: "{}" });
+  const response = await fetch(`http://127.0.0.1:${env.stack.port}/v1/realtime/client_secrets?mock_expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: "{}" });
   const { value } = await response.json();
   const rt = new OpenAIRealtimeWS({ intent: "transcription" }, clientWith(value));
   rt.on("error", () => {});

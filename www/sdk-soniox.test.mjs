@@ -1,45 +1,28 @@
-// The dev stack's Soniox mock (devstack/soniox.mjs) checked by Soniox's own Node SDK
+// The dev stack's Soniox mock (devstack/mocks/soniox.mjs) checked by Soniox's own Node SDK
 // (`@soniox/node`: `auth.createTemporaryKey` and `realtime.stt`, whose `base_url` and
 // `realtime.ws_base_url` point anywhere): a temporary key, the configuration message with it,
 // audio, tokens with `<end>` endpoints, `finalize`, and the end of audio answered with `finished`.
 // `node --test www/sdk-soniox.test.mjs`.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { WebSocket as NodeWebSocket } from "ws";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, frame, skipSpeech, sleep } from "./sdk-support.mjs";
 
 // The SDK uses the global WebSocket, which Node 20 has only behind a flag.
 globalThis.WebSocket ??= NodeWebSocket;
 const { SonioxNodeClient } = await import("@soniox/node");
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-
-let stack;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-});
-after(async () => {
-  await stack?.close();
-});
+const env = devStackForTests();
 
 /** The backend's client (its key) and the page's client (a temporary key), both on the mock. */
 async function clients(switches = "") {
-  const http = `http://127.0.0.1:${stack.port}`;
+  const http = `http://127.0.0.1:${env.stack.port}`;
   const backend = new SonioxNodeClient({ api_key: "dev-only-key", base_url: http });
   const { api_key: temporary } = await backend.auth.createTemporaryKey({ usage_type: "transcribe_websocket", expires_in_seconds: 60 });
-  const ws = `ws://127.0.0.1:${stack.port}${switches ? `/mock/${encodeURIComponent(switches)}` : ""}/transcribe-websocket`;
+  const ws = `ws://127.0.0.1:${env.stack.port}${switches ? `/mock/${encodeURIComponent(switches)}` : ""}/transcribe-websocket`;
   return { temporary, page: new SonioxNodeClient({ api_key: temporary, base_url: http, realtime: { ws_base_url: ws } }) };
-}
-
-/** A 20 ms frame whose first four bytes are `number` (the scripted recognizer's words come from them). */
-function frame(number) {
-  const bytes = Buffer.alloc(640);
-  bytes.writeUInt32LE(number, 0);
-  return bytes;
 }
 
 const CONFIG = { model: "stt-rt-v3", audio_format: "pcm_s16le", sample_rate: 16000, num_channels: 1, enable_endpoint_detection: true };
@@ -71,15 +54,15 @@ test("the SDK sends the configuration with a temporary key, streams audio and ge
   assert.ok(endpoints() >= 2, `endpoints: ${endpoints()}`);
   assert.ok(results.some((result) => result.tokens.some((token) => !token.is_final)), "non-final tokens");
   assert.equal(results.at(-1).final_audio_proc_ms, 1200);
-  const stats = (await (await fetch(`http://127.0.0.1:${stack.port}/__stats`)).json()).soniox.keys["sdk-sx"];
+  const stats = (await (await fetch(`http://127.0.0.1:${env.stack.port}/__stats`)).json()).soniox.keys["sdk-sx"];
   assert.deepEqual([stats.configs, stats.frames, stats.finalizes, stats.endOfAudio, stats.finished, stats.tooFast], [1, 60, 1, 1, 1, 0]);
 });
 
 test("an expired temporary key gets error 401", async () => {
-  const http = `http://127.0.0.1:${stack.port}`;
-  const response = await fetch(`${http}/v1/auth/temporary-api-key?expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) });
+  const http = `http://127.0.0.1:${env.stack.port}`;
+  const response = await fetch(`${http}/v1/auth/temporary-api-key?mock_expired=1`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify({ usage_type: "transcribe_websocket", expires_in_seconds: 60 }) });
   const { api_key: expired } = await response.json();
-  const page = new (await import("@soniox/node")).SonioxNodeClient({ api_key: expired, base_url: http, realtime: { ws_base_url: `ws://127.0.0.1:${stack.port}/transcribe-websocket` } });
+  const page = new (await import("@soniox/node")).SonioxNodeClient({ api_key: expired, base_url: http, realtime: { ws_base_url: `ws://127.0.0.1:${env.stack.port}/transcribe-websocket` } });
   const stt = page.realtime.stt(CONFIG);
   const errors = [];
   stt.on("error", (error) => errors.push(error));

@@ -1,29 +1,19 @@
-// The dev stack's Speechmatics mock (devstack/speechmatics.mjs) checked by Speechmatics' own JS SDK
+// The dev stack's Speechmatics mock (devstack/mocks/speechmatics.mjs) checked by Speechmatics' own JS SDK
 // in Node (`@speechmatics/real-time-client`'s `RealtimeClient`, whose `url` option points anywhere):
 // a temporary key from the mock, `StartRecognition`/`RecognitionStarted`, audio receipted with
 // `AudioAdded`, transcripts, `EndOfStream`/`EndOfTranscript`. `node --test www/sdk-speechmatics.test.mjs`.
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { RealtimeClient } from "@speechmatics/real-time-client";
-import { speechPcm, speechToolsMissing, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
-import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { speechPcm, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
+import { devStackForTests, frame, skipSpeech, sleep } from "./sdk-support.mjs";
 
-const skipSpeech = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
-
-let stack;
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-before(async () => {
-  stack = await startDevStack({ port: 0 });
-});
-after(async () => {
-  await stack?.close();
-});
+const env = devStackForTests();
 
 /** The app's backend: a temporary key for the real-time API. */
 async function temporaryKey(query = "") {
-  const response = await fetch(`http://127.0.0.1:${stack.port}/v1/api_keys?type=rt${query}`, {
+  const response = await fetch(`http://127.0.0.1:${env.stack.port}/v1/api_keys?type=rt${query}`, {
     method: "POST",
     headers: { authorization: "Bearer dev-only-key", "content-type": "application/json" },
     body: JSON.stringify({ ttl: 60, region: "eu", client_ref: "test" }),
@@ -32,15 +22,8 @@ async function temporaryKey(query = "") {
   return (await response.json()).key_value;
 }
 
-/** A 20 ms frame whose first four bytes are `number` (the scripted recognizer's words come from them). */
-function frame(number) {
-  const bytes = Buffer.alloc(640);
-  bytes.writeUInt32LE(number, 0);
-  return bytes;
-}
-
 function client(switches) {
-  const sdk = new RealtimeClient({ url: `ws://127.0.0.1:${stack.port}/v2?${switches}` });
+  const sdk = new RealtimeClient({ url: `ws://127.0.0.1:${env.stack.port}/v2?${switches}` });
   const messages = [];
   sdk.addEventListener("receiveMessage", ({ data }) => messages.push(data));
   return { sdk, messages };
@@ -60,13 +43,13 @@ test("the SDK starts a recognition, streams receipted audio and gets transcripts
   const words = messages.filter((message) => message.message === "AddTranscript").map((message) => message.metadata.transcript.trim());
   assert.deepEqual(words, ["w0", "w25", "w50"]);
   assert.equal(messages.filter((message) => message.message === "AudioAdded").at(-1).seq_no, 60);
-  const stats = (await (await fetch(`http://127.0.0.1:${stack.port}/__stats`)).json()).speechmatics.keys["sdk-sm"];
+  const stats = (await (await fetch(`http://127.0.0.1:${env.stack.port}/__stats`)).json()).speechmatics.keys["sdk-sm"];
   assert.deepEqual([stats.jwtAuth, stats.starts, stats.frames, stats.lastSeqNos, stats.languages], [1, 1, 60, [60], ["en"]]);
 });
 
 test("an expired key is refused at the handshake", async () => {
   const { sdk } = client("mock_key=sdk-sm-expired");
-  await assert.rejects(sdk.start(await temporaryKey("&expired=1"), TRANSCRIPTION));
+  await assert.rejects(sdk.start(await temporaryKey("&mock_expired=1"), TRANSCRIPTION));
 });
 
 test("audio before StartRecognition is a protocol error", async () => {

@@ -33,15 +33,13 @@ async function start(port) {
 
 function banner(stack) {
   const base = stack.url.replace(/\/$/, "");
-  const ws = base.replace(/^http/, "ws");
   return [
     `turnguard demo: ${stack.url}`,
     "",
     "mock endpoints:",
     `  LLM   POST ${base}/v1/chat/completions   (or ${base}/llm/<scenario>/v1/chat/completions)`,
     `  TTS   POST ${base}/tts                   (?fault=http500|hang)`,
-    `  STT   POST ${base}/v2/live               (or ${base}/stt/<mode>/v2/live) -> ${ws}/v2/live/ws?token=<id>`,
-    `  real speech recognition  POST ${base}/speech/v2/live -> ${ws}/speech/v2/live/ws?token=<id>`,
+    `  STT   POST ${base}/api/stt/<name>      (the app's backend) for ${stack.protocols.join(", ")}; GET ${base}/__protocols`,
     `  real speech synthesis    POST ${base}/tts?voice=en-us`,
     `  stats GET  ${base}/__stats   reset POST ${base}/__reset`,
     "",

@@ -1,5 +1,6 @@
-// The dev stack's real-speech live STT (devstack/speech.mjs + stt_engine.py) over its wire
-// protocol: espeak-ng speech in, the Gladia live v2 messages out, with the words that were said.
+// The dev stack's real-speech live STT (the Gladia mock at /speech/v2/live, devstack/engine.mjs +
+// stt_engine.py) over its wire protocol: espeak-ng speech in, the Gladia live v2 messages out, with
+// the words that were said.
 // `node --test www/speech.test.mjs`; needs `npm run bootstrap` (.venv with pocketsphinx, espeak-ng, sox).
 
 import assert from "node:assert/strict";
@@ -7,7 +8,7 @@ import { after, before, test } from "node:test";
 import WebSocket from "ws";
 import { speechPcm, speechToolsMissing, TEST_SENTENCES, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/speech.mjs";
+import { enginePython } from "./devstack/engine.mjs";
 
 const skip = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 const FRAME_BYTES = 3200; // 100 ms, the LiveTranscriber's frame size
@@ -92,8 +93,8 @@ test("silence gives no transcript, and the stats count the session", { skip }, a
   const { messages } = await transcribe(body.url, Buffer.alloc(32000));
   assert.deepEqual(messages.filter((m) => m.type === "transcript"), []);
   const stats = await (await fetch(new URL("/__stats", stack.url))).json();
-  assert.equal(stats.speech.engine, "pocketsphinx");
-  assert.ok(stats.speech.sessions >= 1);
+  assert.equal(stats.recognizer.engine, "pocketsphinx");
+  assert.ok(stats.recognizer.sessions >= 1);
 });
 
 test("failure modes: 429 provisioning, dead token (404 on upgrade), accept-then-4403, drop 1006 then a good reconnect", { skip }, async () => {
@@ -123,10 +124,15 @@ test("failure modes: 429 provisioning, dead token (404 on upgrade), accept-then-
 const SESSION_GONE = 4403;
 
 test("without a Python engine, provisioning says how to install it (503)", async () => {
-  const { createSpeechStt } = await import("./devstack/speech.mjs");
-  const speech = createSpeechStt({ authority: () => "127.0.0.1:1", signal: new AbortController().signal }, { python: null });
-  assert.equal(speech.stats().engine, "unavailable");
-  await speech.close();
+  const bare = await startDevStack({ port: 0, python: null });
+  try {
+    const response = await fetch(new URL("/speech/v2/live", bare.url), { method: "POST", body: "{}" });
+    assert.equal(response.status, 503);
+    assert.match((await response.json()).message, /npm run bootstrap/);
+    assert.equal((await (await fetch(new URL("/__stats", bare.url))).json()).recognizer.engine, "unavailable");
+  } finally {
+    await bare.close();
+  }
 });
 
 test("TTS with ?voice= speaks with espeak-ng: a 22050 Hz WAV that the STT hears as the text", { skip }, async () => {

@@ -22,7 +22,7 @@ const ui = {
   protocol: $("#stt-protocol"),
   agentState: $("#agent-state"),
   sttState: $("#stt-state"),
-  switches: document.querySelectorAll("[data-failure]"),
+  switchBox: $("#switches"),
   caption: $("#caption"),
   answer: $("#answer"),
   error: $("#talk-error"),
@@ -36,13 +36,39 @@ let redrawQueued = false;
 let session = 0; // which VoiceSession the entries come from (Restart STT makes a new one)
 const answer = { turnId: null, sentences: [], recovery: false };
 
+const switches = () => document.querySelectorAll("[data-failure]");
+
 function failures() {
-  return Object.fromEntries([...ui.switches].map((input) => [input.dataset.failure, input.checked]));
+  return Object.fromEntries([...switches()].map((input) => [input.dataset.failure, input.checked]));
+}
+
+/**
+ * The protocol selector and each protocol's failure switches, from the dev stack's list (GET
+ * /__protocols): the page names no protocol itself.
+ */
+function addProtocols(protocols) {
+  for (const protocol of protocols) {
+    const option = document.createElement("option");
+    option.value = protocol.name;
+    option.textContent = protocol.label;
+    option.selected = protocol.default;
+    ui.protocol.append(option);
+    for (const failure of protocol.failures) {
+      const input = document.createElement("input");
+      input.type = "checkbox";
+      input.dataset.failure = `${protocol.name}.${failure.id}`;
+      input.dataset.stt = "";
+      input.dataset.protocol = protocol.name;
+      const label = document.createElement("label");
+      label.append(input, ` STT ${failure.label}`);
+      ui.switchBox.append(label);
+    }
+  }
 }
 
 /** Shows the switches of the chosen protocol (and the ones of none: LLM and TTS). */
 function showSwitches() {
-  for (const input of ui.switches) {
+  for (const input of switches()) {
     const own = input.dataset.protocol;
     input.closest("label").hidden = own !== undefined && own !== ui.protocol.value;
     if (own !== undefined && own !== ui.protocol.value) input.checked = false;
@@ -151,10 +177,10 @@ async function showEngines() {
   try {
     const stats = await (await fetch("/__stats", { cache: "no-store" })).json();
     const tts = stats.ttsEngine === "espeak-ng" ? "espeak-ng" : "a tone generator (espeak-ng is not installed: run npm run bootstrap)";
-    const stt = stats.speech?.engine === "pocketsphinx" ? "pocketsphinx" : "unavailable (run npm run bootstrap)";
+    const stt = stats.recognizer?.engine === "pocketsphinx" ? "pocketsphinx" : "unavailable (run npm run bootstrap)";
     const llm = stats.llmUpstream?.upstream ? `your model ${stats.llmUpstream.model ?? ""} via LLM_URL, the mock as fallback` : "the mock LLM (set LLM_URL to use a real one)";
     ui.engines.dataset.tts = stats.ttsEngine;
-    ui.engines.dataset.stt = stats.speech?.engine ?? "";
+    ui.engines.dataset.stt = stats.recognizer?.engine ?? "";
     ui.engines.textContent = `Recognition: ${stt} · voice: ${tts} · answers: ${llm}.`;
     return stats.llmUpstream?.upstream ? stats.llmUpstream : null;
   } catch {
@@ -166,7 +192,9 @@ async function showEngines() {
 /** Sets the panel up once the library has loaded. */
 export async function setupVoice(library) {
   const upstream = await showEngines();
-  agent = createAgent(library, { failures, protocol: () => ui.protocol.value, upstream, hooks: hooks() });
+  const protocols = await (await fetch("/__protocols", { cache: "no-store" })).json();
+  addProtocols(protocols);
+  agent = createAgent(library, { failures, protocols, protocol: () => ui.protocol.value, upstream, hooks: hooks() });
   window.__demoVoice = { agent, entries, failures };
   if (agent.player.suspended) ui.banner.hidden = false;
   ui.enableAudio.addEventListener("click", async () => {

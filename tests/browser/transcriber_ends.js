@@ -86,7 +86,7 @@ const scenarios = {
     await sleep(300);
     assertEq(app.calls.length, 3, "one provision and two re-provisions (R3's window)");
     const refused = [];
-    for (const id of app.sessions) refused.push((await sessionStats(devstack, id)).upgradesRefused);
+    for (const id of app.sessions) refused.push((await sessionStats(devstack, id)).refused);
     assertEq(refused, [3, 3, 3], "maxFailedConnects (3) upgrades per URL, each refused with 404");
     assertEq([transcriber.stats.provisions, transcriber.stats.connections], [3, 9], "client counts");
     assert(!events.log.states.includes("open"), "never open");
@@ -111,7 +111,7 @@ const scenarios = {
     await until(() => events.log.finals.length >= 1, 3000, "a final from the new session");
     const [first, second] = app.sessions;
     const ended = await sessionStats(devstack, first);
-    assertEq([ended.endSessions, ended.connections], [1, 1], "the first session ended in use; its URL was never used again");
+    assertEq([ended.sessionsOver, ended.connections], [1, 1], "the first session ended in use; its URL was never used again");
     assertEq((await sessionStats(devstack, second)).connections, 1, "one connection to the new session");
     assertEq(events.log.finals[0][2], second, "the final carries the new session's id");
     assert(events.log.states.includes("backoff"), "it went through a backoff");
@@ -133,7 +133,7 @@ const scenarios = {
       clearInterval(feeding);
     }
     assertEq(app.calls.length, 3, "three sessions, then the window is spent");
-    assertEq(await totalOver(devstack, app.sessions, "endSessions"), 3, "each ended in use once");
+    assertEq(await totalOver(devstack, app.sessions, "sessionsOver"), 3, "each ended in use once");
     assertEq(await totalOver(devstack, app.sessions, "connections"), 3, "never a reconnect to an ended session");
     assertEq(events.log.errors.map((error) => error.code), ["dead_session"], "terminal error");
     transcriber.free();

@@ -1,6 +1,9 @@
 // The in-page half of `npm run chaos`: one VoiceSession at a time in a real page, against the dev
 // stack, with faults drawn from every switch the dev stack has, barge-ins of every cause,
-// stop/free at random, typed and spoken turns. Invariants are checked continuously from the
+// stop/free at random, typed and spoken turns. Each session speaks one speech-to-text protocol
+// (`protocol`: one name, or "rotate": each new session the next of `protocols`), provisioned
+// through the dev stack's stand-in for an app's backend; its faults are the shared switches of
+// the mocks' socket skeleton (www/devstack/ws_mock.mjs), the same for every protocol. Invariants are checked continuously from the
 // session's events and from an instrumented audio graph (every AudioBufferSourceNode start and
 // stop on this page, each buffer traced back to the synthesize call that produced it).
 //
@@ -12,8 +15,9 @@
 import init, { VoiceSession } from "/pkg/turnguard.js";
 
 const RECOVERY = "Sorry, could you say that again?";
-const FRAMES_PER_UTTERANCE = 50; // the mock STT's utterance: 32000 bytes of PCM16
+const FRAMES_PER_UTTERANCE = 50; // the mocks' scripted utterance (recognizer=count): 1 s of PCM16
 const FRAME_BYTES = 640;
+const FRAME_MS = 20;
 const MAX_ATTEMPTS_PER_TURN = 2;
 const MAX_ATTEMPTS_PER_SESSION = 200;
 const REPROVISION_WINDOW_MS = 300_000;
@@ -41,7 +45,7 @@ function prng(seed) {
 const words = (text) => text.split(/\s+/).filter(Boolean);
 const normal = (text) => words(text).join(" ");
 
-export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGuardMs, minPartialChars, onProgress, onViolation }) {
+export async function runChaos({ devstack, minutes, seed, tts = "mixed", protocol = "rotate", protocols, echoGuardMs, minPartialChars, onProgress, onViolation }) {
   const wasm = await init();
   const random = prng(seed);
   const pick = (weighted) => {
@@ -203,19 +207,25 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
   }
 
   // --- Faults -------------------------------------------------------------------------------
+  // The skeleton's switches (`socket` ones in the socket URL, `token` ones on the token request),
+  // per session's own mock_key: a protocol with no way to end a session ignores the session ones.
   const STT = [
-    [{ mode: "normal", query: "" }, 10],
-    [{ mode: "drop1006", query: "?times=2&dropAfterMs=1500" }, 2],
-    [{ mode: "close4403", query: "?times=1" }, 1],
-    [{ mode: "upgrade404", query: "" }, 0.5],
-    [{ mode: "end_session", query: "?times=1&endAfterFrames=30" }, 1],
-    [{ mode: "provision429", query: "?times=2" }, 1],
-    [{ mode: "provision503", query: "?times=1" }, 1],
-    [{ mode: "provision408", query: "?times=1" }, 0.5],
-    [{ mode: "provision_hang", query: "" }, 0.5],
-    [{ mode: "provision_reset", query: "" }, 0.5],
-    [{ mode: "slow_handshake", query: "" }, 0.5],
+    [{ kind: "normal" }, 10],
+    [{ kind: "drop1006", socket: "mock_drop_after_ms=1500&mock_times=2" }, 2],
+    [{ kind: "session_over_at_start", socket: "mock_session_ms=0&mock_times=1" }, 1],
+    [{ kind: "upgrade_refused", socket: "mock_refuse_upgrade=404" }, 0.5],
+    [{ kind: "session_over_in_use", socket: "mock_session_frames=30&mock_times=1" }, 1],
+    [{ kind: "provision429", token: "mock_provision=429&mock_times=2" }, 1],
+    [{ kind: "provision503", token: "mock_provision=503&mock_times=1" }, 1],
+    [{ kind: "provision408", token: "mock_provision=408&mock_times=1" }, 0.5],
+    [{ kind: "provision_hang", token: "mock_provision=hang" }, 0.5],
+    [{ kind: "provision_reset", token: "mock_provision=reset" }, 0.5],
+    [{ kind: "slow_handshake", socket: "mock_handshake_ms=2000" }, 0.5],
   ];
+  const names = protocols.map((entry) => entry.name);
+  if (protocol !== "rotate" && !names.includes(protocol)) throw new RangeError(`protocol must be "rotate" or one of ${names.join(", ")}`);
+  /** The protocol of the n-th session (from 1). */
+  const protocolOf = (n) => protocols[protocol === "rotate" ? (n - 1) % protocols.length : names.indexOf(protocol)];
   const LLM = [
     ["ok", 10],
     ["http500", 1],
@@ -323,14 +333,16 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
     lifeSeq += 1;
     report.sessions += 1;
     const stt = pick(STT);
-    fault(`stt:${stt.mode}`);
+    const wire = protocolOf(lifeSeq);
+    fault(`stt:${stt.kind}`);
+    fault(`protocol:${wire.name}`);
     const life = {
       id: `s${lifeSeq}`,
       turns: new Map(),
       routeCalls: 0,
-      provisions: [], // times of re-provisions (a provision() after one that succeeded)
-      provisioned: false,
-      sttIds: [],
+      key: `chaos-${seed}-${lifeSeq}-${Math.random().toString(36).slice(2)}`, // its counters at the mock
+      protocol: wire,
+      provisions: [], // times of re-provisions (provision() for a session that is over)
       framesSent: 0,
       framesDropped: 0,
       transcriberState: "idle",
@@ -361,19 +373,20 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
       ttsTimeoutMs: 3000,
       bargeIn: { echoGuardMs, minPartialChars },
       controller: { turnDeadlineMs: 5000, attemptTimeoutMs: 2500, maxAttemptsPerSession: MAX_ATTEMPTS_PER_SESSION, maxAnswerChars: 400 },
-      transcriber: { provisionTimeoutMs: 1500, policy: { initialDelayMs: 100, maxDelayMs: 1500 } },
-      async provision({ signal }) {
-        if (life.provisioned) life.provisions.push(performance.now());
-        const response = await fetch(`${devstack}/stt/${stt.mode}/v2/live${stt.query}`, {
+      transcriber: { protocol: wire.name, provisionTimeoutMs: 1500, policy: { initialDelayMs: 100, maxDelayMs: 1500 } },
+      // The app's backend (the dev stack's POST /api/stt/<name>) with this session's switches; the
+      // scripted recognizer's "utterance N" for every protocol. A call for fresh credentials before
+      // a reconnect (R6) is not a re-provision: one for a session that is over is.
+      async provision({ signal, reason }) {
+        if (reason === "session_over") life.provisions.push(performance.now());
+        const response = await fetch(`${devstack}/api/stt/${wire.name}`, {
           method: "POST",
           signal,
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }),
+          body: JSON.stringify({ reason, key: life.key, token: stt.token ?? "", socket: ["recognizer=count", stt.socket].filter(Boolean).join("&") }),
         });
         if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
         const created = await response.json();
-        life.provisioned = true;
-        life.sttIds.push(created.id);
         const recent = life.provisions.filter((at) => at > performance.now() - REPROVISION_WINDOW_MS);
         if (recent.length > MAX_REPROVISIONS) violation("at most 2 re-provisions per 5 minutes", `${life.id}: ${recent.length}`);
         return created;
@@ -469,7 +482,11 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
     }
   }
 
-  /** Sent frames reached the server (any of the life's STT sessions) or were reported dropped. */
+  /**
+   * Sent frames reached the server (any of the life's connections: they share its mock_key) or were
+   * reported dropped. A protocol that sends frames `framesPerChunk` at a time may hold the last
+   * chunk's few back until more audio comes or it stops.
+   */
   async function checkFrames(life) {
     if (life.framesSent === 0) return;
     if (life.transcriberState !== "open") {
@@ -478,9 +495,11 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
     }
     const deadline = performance.now() + 3000;
     for (;;) {
-      const stats = await (await fetch(`${devstack}/__stats`)).json();
-      const received = life.sttIds.reduce((sum, id) => sum + (stats.stt.sessions[id]?.bytes ?? 0), 0);
-      if (received + life.framesDropped * FRAME_BYTES >= life.framesSent * FRAME_BYTES) {
+      const counters = await (await fetch(`${devstack}/__stats?protocol=${life.protocol.name}&key=${life.key}`)).json();
+      const received = counters?.audioMs ?? 0;
+      const held = ((life.protocol.fixture.framesPerChunk ?? 1) - 1) * FRAME_MS;
+      // audioMs is rounded from the bytes the server has (24 kHz for some protocols): 1 ms of slack.
+      if (received + held + 1 + life.framesDropped * FRAME_MS >= life.framesSent * FRAME_MS) {
         report.checks.frames += 1;
         return;
       }
@@ -489,7 +508,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", echoGua
           report.checks.framesUnchecked += 1;
           return;
         }
-        violation("every captured frame sent or dropped and reported", `${life.id}: sent ${life.framesSent * FRAME_BYTES} B, server ${received} B, dropped ${life.framesDropped} frames`);
+        violation("every captured frame sent or dropped and reported", `${life.id} (${life.protocol.name}): sent ${life.framesSent * FRAME_MS} ms, server ${received} ms, dropped ${life.framesDropped} frames`);
         return;
       }
       await sleep(100);

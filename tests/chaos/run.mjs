@@ -1,10 +1,13 @@
-// `npm run chaos -- --minutes M --seed S`: a chaos soak of one VoiceSession at a time in headless
-// Chromium against the dev stack (tests/chaos/page.mjs does the driving and the checking). Prints
-// the table and ends with `chaos: <N> turns, <F> faults, <B> barge-ins, <V> violations`; exits
-// non-zero on any violation.
+// `npm run chaos -- --minutes M --seed S [--protocol <name>|rotate] [--tts mixed|whole|stream]`: a
+// chaos soak of one VoiceSession at a time in headless Chromium against the dev stack
+// (tests/chaos/page.mjs does the driving and the checking). Each session speaks one of the dev
+// stack's speech-to-text protocols: `--protocol rotate` (the default) gives each new session the
+// next one. Prints the table and ends with `chaos: <N> turns, <F> faults, <B> barge-ins, <V>
+// violations`; exits non-zero on any violation.
 
 import { writeFileSync, mkdirSync } from "node:fs";
 import { startDevStack } from "../../www/devstack.mjs";
+import { loadDescriptors } from "../../www/devstack/protocols.mjs";
 import { launchChromium } from "../e2e/harness.mjs";
 
 /**
@@ -14,19 +17,21 @@ import { launchChromium } from "../e2e/harness.mjs";
 const ECHO_GUARD_MS = 600;
 const MIN_PARTIAL_CHARS = 5;
 
-function parseArgs(argv) {
-  const options = { minutes: 1, seed: 1, tts: "mixed" };
+function parseArgs(argv, names) {
+  const options = { minutes: 1, seed: 1, tts: "mixed", protocol: "rotate" };
   for (let i = 0; i < argv.length; i += 1) {
     const [flag, inline] = argv[i].split("=");
     const value = inline ?? argv[++i];
     if (flag === "--minutes") options.minutes = Number(value);
     else if (flag === "--seed") options.seed = Number(value);
     else if (flag === "--tts") options.tts = value;
-    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S --tts mixed|whole|stream`);
+    else if (flag === "--protocol") options.protocol = value;
+    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S --tts mixed|whole|stream --protocol <name>|rotate`);
   }
   if (!(options.minutes > 0)) throw new RangeError("--minutes must be a positive number");
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
   if (!["mixed", "whole", "stream"].includes(options.tts)) throw new RangeError("--tts must be mixed, whole or stream");
+  if (options.protocol !== "rotate" && !names.includes(options.protocol)) throw new RangeError(`--protocol must be rotate or one of ${names.join(", ")}`);
   return options;
 }
 
@@ -38,7 +43,9 @@ function table(rows) {
 const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1048576).toFixed(1)} MiB` : "n/a");
 
 async function main() {
-  const { minutes, seed, tts } = parseArgs(process.argv.slice(2));
+  // What the page needs of each protocol: its name, and how many frames it sends at a time.
+  const protocols = (await loadDescriptors()).map(({ name, fixture }) => ({ name, fixture: { framesPerChunk: fixture?.framesPerChunk ?? 1 } }));
+  const { minutes, seed, tts, protocol } = parseArgs(process.argv.slice(2), protocols.map((p) => p.name));
   const stack = await startDevStack({ port: 0 });
   const browser = await launchChromium(["--js-flags=--expose-gc", "--disable-features=LocalNetworkAccessChecks"]);
   const pageErrors = [];
@@ -53,7 +60,7 @@ async function main() {
     const url = new URL("/__chaos.html", stack.url).href;
     const html = `<!doctype html><meta charset="utf-8"><script type="module">
 import { runChaos } from "/tests/chaos/page.mjs";
-runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, tts: ${JSON.stringify(tts)}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
+runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, tts: ${JSON.stringify(tts)}, protocol: ${JSON.stringify(protocol)}, protocols: ${JSON.stringify(protocols)}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
   .then((report) => (window.__chaos = { ok: true, report }), (error) => (window.__chaos = { ok: false, error: String(error && error.stack || error) }));
 </script>`;
     await page.route(url, (route) => route.fulfill({ contentType: "text/html", body: html }));
@@ -75,7 +82,7 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   const bargeIns = Object.values(report.bargeIns).reduce((a, b) => a + b, 0);
   const violations = Object.values(report.violations).reduce((a, b) => a + b, 0);
   const sorted = (object) => Object.entries(object).sort(([a], [b]) => a.localeCompare(b));
-  console.log(`\nchaos soak: seed ${seed}, speech ${tts}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
+  console.log(`\nchaos soak: seed ${seed}, speech ${tts}, protocol ${protocol}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
   console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken]])}`);
   console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
@@ -86,7 +93,7 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   console.log(`\nmemory (wasm / JS heap after gc)\n${table([["start", `${mib(m.start?.wasm)} / ${mib(m.start?.heap)}`], ["after warm-up", `${mib(m.warm?.wasm)} / ${mib(m.warm?.heap)}`], ["end", `${mib(m.end?.wasm)} / ${mib(m.end?.heap)}`]])}`);
   if (report.examples.length > 0) console.log(`\nfirst violations\n${report.examples.map((e) => `  ${e}`).join("\n")}`);
   mkdirSync("target", { recursive: true });
-  writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, tts, minutes, ...report }, null, 2));
+  writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, tts, protocol, minutes, ...report }, null, 2));
   console.log(`\nchaos: ${report.turns} turns, ${faults} faults, ${bargeIns} barge-ins, ${violations} violations`);
   process.exitCode = violations > 0 ? 1 : 0;
 }

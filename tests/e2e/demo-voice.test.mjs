@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { startDevStack } from "../../www/devstack.mjs";
-import { enginePython } from "../../www/devstack/speech.mjs";
+import { enginePython } from "../../www/devstack/engine.mjs";
 import { launchChromium } from "./harness.mjs";
 import { speechToolsMissing, speechWav, wordErrorRate } from "./demo-speech.mjs";
 
@@ -253,7 +253,7 @@ test("a suspended audio context shows the banner; Enable audio resumes it", { sk
 });
 
 test("provisioning 429 twice: provision() is retried after a backoff and the STT opens", { skip }, async () => {
-  await setSwitches(["provision429"]);
+  await setSwitches(["gladia.provision429"]);
   const from = await page.evaluate(() => window.__demoVoice.entries.length);
   await page.click("#restart-stt");
   await page.waitForFunction((start) => window.__demoVoice.entries.slice(start).some((e) => e.kind === "stt_state" && e.state === "open"), from, WAIT);
@@ -264,7 +264,7 @@ test("provisioning 429 twice: provision() is retried after a backoff and the STT
 });
 
 test("STT drops (1006): reconnects after a backoff and is open again", { skip }, async () => {
-  await setSwitches(["sttDrop"]);
+  await setSwitches(["gladia.drop"]);
   const from = await page.evaluate(() => window.__demoVoice.entries.length);
   await page.click("#restart-stt");
   await page.waitForFunction((start) => {
@@ -276,14 +276,14 @@ test("STT drops (1006): reconnects after a backoff and is open again", { skip },
 });
 
 test("STT accept-then-4403: re-provisions twice, then the transcriber fails (reprovision_limit)", { skip }, async () => {
-  await setSwitches(["stt4403"]);
+  await setSwitches(["gladia.close4403"]);
   await restartSttUntil("failed");
   assert.equal(await page.getAttribute("#talk-error", "data-code"), "reprovision_limit");
   await shot("stt-4403");
 });
 
 test("STT dead token (404 on the upgrade): the transcriber ends failed (dead_session)", { skip }, async () => {
-  await setSwitches(["sttDeadToken"]);
+  await setSwitches(["gladia.upgradeRefused"]);
   await restartSttUntil("failed");
   assert.equal(await page.getAttribute("#talk-error", "data-code"), "dead_session");
   await shot("stt-dead-token");

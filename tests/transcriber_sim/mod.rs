@@ -55,14 +55,23 @@ impl Drive {
         taken
     }
 
-    /// Moves time forward by `ms`, firing what is due on the way, in order.
+    /// Moves time forward by `ms`, firing what is due on the way, in order. A deadline that
+    /// stays due after it fired with nothing to do (a busy timer) fails the test.
     pub fn advance(&mut self, ms: u64) -> Vec<Action> {
         let until = self.now.after(ms);
         let mut taken = self.take();
+        let mut idle_fires = 0;
         while let Some(at) = self.t.poll_timeout().filter(|&at| at <= until) {
             self.now = self.now.max(at);
             self.t.handle_timeout(self.now);
-            taken.extend(self.take());
+            let fired = self.take();
+            idle_fires = if fired.is_empty() { idle_fires + 1 } else { 0 };
+            assert!(
+                idle_fires < 100 || self.t.poll_timeout() > Some(self.now),
+                "a busy timer: poll_timeout() stays at {at:?} (now {:?}) and firing it does nothing",
+                self.now
+            );
+            taken.extend(fired);
         }
         self.now = until;
         taken
@@ -134,25 +143,50 @@ impl Drive {
     }
 }
 
+/// Bytes of a 20 ms frame at 16 kHz.
+pub const FRAME_BYTES: usize = 640;
+
 /// A 20 ms frame at 16 kHz whose first four bytes are its number, little-endian.
 pub fn frame(number: u32) -> Vec<u8> {
-    let mut bytes = vec![0u8; 640];
+    let mut bytes = vec![0u8; FRAME_BYTES];
     bytes[..4].copy_from_slice(&number.to_le_bytes());
     bytes
 }
 
-/// The numbers of the frames among `actions`, in order: binary frames, and the base64 audio of
-/// text frames (whose first sample is the number: frames are numbered below 2^15, and a
-/// resampler keeps the first sample).
+/// The numbers of the frames among `actions`, in order: each 20 ms piece of a binary frame (a
+/// protocol may join small frames or split large ones; pieces of silence, such as padding, are
+/// skipped), and the base64 audio of each text frame (whose first sample is the number: frames are
+/// numbered below 2^15, and a resampler keeps the first sample).
 pub fn sent(actions: &[Action]) -> Vec<u32> {
     actions
         .iter()
+        .flat_map(|action| match action {
+            Action::SendBinary(bytes) => bytes
+                .chunks(FRAME_BYTES)
+                .filter(|piece| piece.iter().any(|&byte| byte != 0))
+                .map(|piece| {
+                    let mut number = [0u8; 4];
+                    number[..piece.len().min(4)].copy_from_slice(&piece[..piece.len().min(4)]);
+                    u32::from_le_bytes(number)
+                })
+                .collect(),
+            Action::SendText(text) => base64_audio(text)
+                .map(|pcm| u32::from(u16::from_le_bytes([pcm[0], pcm[1]])))
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// The size in bytes of each audio frame among `actions`, on the wire: binary frames, and the
+/// decoded base64 audio of text frames.
+pub fn audio_sizes(actions: &[Action]) -> Vec<usize> {
+    actions
+        .iter()
         .filter_map(|action| match action {
-            Action::SendBinary(bytes) => Some(u32::from_le_bytes(bytes[..4].try_into().unwrap())),
-            Action::SendText(text) => {
-                let pcm = base64_audio(text)?;
-                Some(u32::from(u16::from_le_bytes([pcm[0], pcm[1]])))
-            }
+            Action::SendBinary(bytes) => Some(bytes.len()),
+            Action::SendText(text) => base64_audio(text).map(|pcm| pcm.len()),
             _ => None,
         })
         .collect()
@@ -200,7 +234,18 @@ pub fn finals(actions: &[Action]) -> Vec<String> {
         .collect()
 }
 
-/// The text frames among `actions`, in order.
+/// The partials among `actions`, in order.
+pub fn partials(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::Partial { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text frames among `actions`, in order, audio included.
 pub fn texts(actions: &[Action]) -> Vec<String> {
     actions
         .iter()
@@ -209,6 +254,27 @@ pub fn texts(actions: &[Action]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The text frames among `actions` that carry no audio (start, keepalive and finish messages),
+/// in order.
+pub fn messages(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::SendText(text) if base64_audio(text).is_none() => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `action` puts audio on the wire.
+pub fn is_audio(action: &Action) -> bool {
+    match action {
+        Action::SendBinary(_) => true,
+        Action::SendText(text) => base64_audio(text).is_some(),
+        _ => false,
+    }
 }
 
 /// A Gladia message of this `type` and nothing else.

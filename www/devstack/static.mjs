@@ -97,6 +97,8 @@ export async function serveStatic(req, res, root, rawPath) {
     "content-length": info.size,
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
+    // Pages of other origins (the wasm test runner's) import the protocol descriptors as modules.
+    "access-control-allow-origin": "*",
   });
   if (req.method === "HEAD") {
     res.end();

@@ -286,9 +286,9 @@ impl AudioBuffer {
             // A frame the window holds back goes out on the next receipt, not on a timer.
             return None;
         }
-        let total = self
-            .connection_bytes
-            .saturating_add(frame.bytes.len() as u64);
+        // A short last frame goes out padded to the smallest size: pace it by what is sent.
+        let size = (frame.bytes.len() as u64).max(self.frame_bytes(self.pacing.min_frame_ms));
+        let total = self.connection_bytes.saturating_add(size);
         let ahead =
             pcm_ms_for_bytes(total, self.sample_rate).saturating_sub(self.pacing.allowance_ms);
         Some(self.connection_opened.after((ahead * 100).div_ceil(rate)))
