@@ -16,8 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 async function protocolNames() {
   const stack = await startDevStack({ port: 0, upstream: null });
   try {
-    if (Array.isArray(stack.protocols)) return stack.protocols.map((p) => (typeof p === "string" ? p : p.name));
-    return [...(await import("../www/agent.mjs")).PROTOCOLS];
+    return stack.protocols.map((p) => (typeof p === "string" ? p : p.name));
   } finally {
     await stack.close();
   }

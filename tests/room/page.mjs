@@ -130,15 +130,11 @@ const hooks = new Proxy(
   },
 );
 
+/** The dev stack's protocols (www/protocols/, mounted from that one list), as the demo gets them. */
 async function protocolList() {
-  // The dev stack lists its protocols at /__protocols once they are mounted from one list;
-  // before that the demo's agent knows them itself.
-  try {
-    const response = await fetch("/__protocols", { cache: "no-store" });
-    return response.ok ? await response.json() : undefined;
-  } catch {
-    return undefined;
-  }
+  const response = await fetch("/__protocols", { cache: "no-store" });
+  if (!response.ok) throw new Error(`GET /__protocols answered ${response.status}`);
+  return response.json();
 }
 
 /** `mic`: `{ ec, nsAgc }` from the harness's --ec and --ns-agc. */

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { enginePython } from "../../www/devstack/speech.mjs";
+import { enginePython } from "../../www/devstack/engine.mjs";
 import { roomToolsMissing } from "./pulse.mjs";
 import { parseArgs, runRoom } from "./run.mjs";
 
@@ -26,7 +26,9 @@ test("the room: the user is heard, the agent answers into the air", { skip, time
   console.log(run.line);
   const { result, loopback } = run;
   assert.ok(Math.abs(loopback.gainDb + 20) < 1 && Math.abs(loopback.delayMs - 150) < 5, `loopback ${JSON.stringify(loopback)}`);
-  assert.equal(run.utterances.length, 5, "each thing the user said reached the air");
+  // (An interjection is said only into an answer that sounded: under a heavy load the echo can cut
+  // an answer before it sounds, so only the questions are counted.)
+  assert.equal(run.utterances.filter((u) => u.kind === "question").length, 3, "each question reached the air");
   // The recognizer heard the questions: turns started from them, and their answers sounded.
   assert.ok(result.answered >= 1, `answered ${result.answered} of ${result.rounds}`);
   assert.ok(result.turnList.some((t) => t.afterUserMs !== null && t.afterUserMs < 3000), "a turn started from the user's words");

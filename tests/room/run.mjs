@@ -14,7 +14,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startDevStack } from "../../www/devstack.mjs";
-import { enginePython } from "../../www/devstack/speech.mjs";
+import { enginePython } from "../../www/devstack/engine.mjs";
 import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 import { captureLagMs, measureCanceller, residualInRounds } from "./echo.mjs";
 import { roomToolsMissing, startRoom } from "./pulse.mjs";
@@ -125,12 +125,8 @@ export function plan({ rounds, mix, seed }) {
   }));
 }
 
-/** Names of the protocols the dev stack mocks: its list once mounted from one, else the demo's. */
-async function protocolNames(stack) {
-  if (Array.isArray(stack.protocols)) return stack.protocols.map((p) => (typeof p === "string" ? p : p.name));
-  const { PROTOCOLS } = await import("../../www/agent.mjs");
-  return [...PROTOCOLS];
-}
+/** Names of the protocols the dev stack mocks (mounted from www/protocols/). */
+const protocolNames = (stack) => stack.protocols.map((p) => (typeof p === "string" ? p : p.name));
 
 /** The recording's levels per envelope frame (dBFS per channel), and the wall time of the first. */
 function airLevels(recorder) {
@@ -158,7 +154,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
   let room = null;
   let browser = null;
   try {
-    const names = await protocolNames(stack);
+    const names = protocolNames(stack);
     if (!names.includes(options.protocol)) throw new RangeError(`--protocol must be one of ${names.join(", ")}, got ${options.protocol}`);
     const warming = stack.warmSpeech();
     room = await startRoom({ echoDb: options.echoDb, delayMs: options.delayMs, log });
