@@ -143,8 +143,9 @@ export async function launchInRoom(room) {
 
 /**
  * Runs the room. `options`: as parseArgs gives them, or with `script` (rounds as plan() makes
- * them: `{ index, kind, question, phrase, momentMs }`) instead of a plan. `log(line)` gets progress. Resolves with the score (score.mjs), the echo
- * measurements and the raw material; rejects only when the harness failed.
+ * them: `{ index, kind, question, phrase, momentMs }`) instead of a plan. `log(line)` gets
+ * progress. Resolves with the score (score.mjs), the echo measurements and the raw material;
+ * rejects only when the harness failed.
  */
 export async function runRoom(options, { log = () => {} } = {}) {
   const missing = await roomToolsMissing();
@@ -209,7 +210,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
         await sleep(25);
       }
     };
-    await waitFor(() => state() === "listening", 30_000);
+    if (!(await waitFor(() => state() === "listening", 30_000))) throw new Error(`the session never listened (state ${state()})`);
 
     const utterances = [];
     let lastUserEnd = 0;
