@@ -2,7 +2,9 @@
 // - the declarations check under any TypeScript lib (see `fixDeclarations`);
 // - using the package before `init()` says to call it (see `fixGlue`);
 // - the Node entry (js/node.js) sits next to the web entry;
-// - README, the user docs (docs/*.md, not docs/maintainers/) and licenses are copied in;
+// - README, the user docs (docs/*.md, not docs/maintainers/), the examples the README links
+//   (examples/server.mjs, examples/react/) and licenses are copied in: every link in a shipped
+//   Markdown file resolves inside the tarball (tests/consumers/shipped_docs.test.mjs);
 // - pkg/package.json is the publish manifest: the root manifest's public fields with the `pkg/`
 //   prefix dropped, and no scripts or dev dependencies (they point at files a consumer never gets).
 //
@@ -10,7 +12,7 @@
 // size is printed last.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 const root = new URL("../", import.meta.url);
 const pkg = new URL("pkg/", root);
@@ -129,6 +131,12 @@ for (const dir of ["", "controller/", "transcriber/"]) {
 const source = JSON.parse(read(new URL("package.json", root)));
 for (const file of source.files) {
   if (file.startsWith("pkg/")) continue;
+  // A folder ("examples/react/src/") is copied whole, and anew: nothing stale of an earlier build stays.
+  if (file.endsWith("/")) {
+    rmSync(new URL(file, pkg), { recursive: true, force: true });
+    cpSync(new URL(file, root), new URL(file, pkg), { recursive: true });
+    continue;
+  }
   mkdirSync(new URL("./", new URL(file, pkg)), { recursive: true });
   copyFileSync(new URL(file, root), new URL(file, pkg));
 }

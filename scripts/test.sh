@@ -91,6 +91,9 @@ node --test tests/docs/ tests/e2e/ www/
 step "chaos: a short fixed-seed soak of one VoiceSession at a time, each new one on the next protocol (npm run chaos -- --minutes M --seed S [--protocol NAME] for long runs)"
 node tests/chaos/run.mjs --minutes 1 --seed 7 --protocol rotate
 
+step "room: real audio (PulseAudio, Chromium, espeak-ng, pocketsphinx), three rounds (npm run room -- --rounds N … for figures)"
+node --test tests/room/
+
 step "bench: a smoke run with tiny sizes (figures come from npm run bench)"
 BENCH_TINY=1 node bench/run.mjs
 

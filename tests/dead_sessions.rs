@@ -202,8 +202,16 @@ fn policy_a_retryable_status_for_ever_stops_after_max_provision_attempts() {
 fn transcriber_a_url_refused_three_times_reprovisions_then_fails_with_dead_session() {
     let mut d = Drive::new(config());
     d.start();
+    // A session that worked once: a dead URL from then on is an outage (R5), not a mistake.
+    d.provisioned("wss://stt.example/v2/live?token=1");
+    d.open();
+    d.advance(1_000);
+    d.close(1006);
+    d.advance(1_000);
     for session in 1..=3 {
-        d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
+        if session > 1 {
+            d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
+        }
         for _ in 0..3 {
             d.close(1006); // the upgrade was refused: no open
             d.advance(1_000);
@@ -215,7 +223,26 @@ fn transcriber_a_url_refused_three_times_reprovisions_then_fails_with_dead_sessi
         "two re-provisions, then stop"
     );
     let connects = d.connects();
-    assert_eq!(connects.len(), 9, "three connects per URL");
+    assert_eq!(
+        connects.len(),
+        10,
+        "the one that opened, then three per URL"
+    );
+    let refused: Vec<(u32, bool)> = d
+        .log
+        .iter()
+        .filter_map(|(_, action)| match action {
+            Action::Error(TranscriberError::ConnectFailed {
+                attempt, terminal, ..
+            }) => Some((*attempt, *terminal)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 9, "each refused connect is reported at once");
+    assert!(
+        refused.iter().all(|&(_, terminal)| !terminal),
+        "{refused:?}"
+    );
     assert_eq!(d.t.state(), State::Failed);
     assert!(d
         .log
@@ -233,13 +260,63 @@ fn transcriber_connect_timeouts_count_as_failed_connects() {
     });
     d.start();
     d.provisioned(URL);
+    d.open();
+    d.advance(1_000);
+    d.close(1006);
     d.advance(3_000);
     assert_eq!(
         d.count(&Action::Provision),
         2,
         "the third timeout re-provisions"
     );
+    assert_eq!(d.connects().len(), 4);
+}
+
+#[test]
+fn transcriber_before_any_open_a_dead_url_fails_at_once_as_connect_failed() {
+    // A handshake refused every time (a wrong credential, no `protocols`): no socket ever opens.
+    let mut d = Drive::new(config());
+    d.start();
+    d.provisioned(URL);
+    let mut reported = Vec::new();
+    for _ in 0..3 {
+        reported.extend(d.close(1006));
+        reported.extend(d.advance(1_000));
+    }
+    let errors: Vec<TranscriberError> = reported
+        .into_iter()
+        .filter_map(|action| match action {
+            Action::Error(error) => Some(error),
+            _ => None,
+        })
+        .collect();
+    let failed = |attempt, terminal| TranscriberError::ConnectFailed {
+        protocol: "gladia",
+        attempt,
+        attempts: 3,
+        terminal,
+    };
+    assert_eq!(
+        errors,
+        [failed(1, false), failed(2, false), failed(3, true)],
+        "each at once, the third terminal"
+    );
+    assert_eq!(d.t.state(), State::Failed);
+    assert_eq!(
+        d.count(&Action::Provision),
+        1,
+        "no new session for a mistake"
+    );
     assert_eq!(d.connects().len(), 3);
+    assert!(errors[0]
+        .to_string()
+        .contains("check the credential and `protocols`"));
+    assert!(errors[2]
+        .to_string()
+        .contains("no gladia socket ever opened"));
+    assert_eq!(errors[2].code(), "connect_failed");
+    assert!(!errors[0].is_terminal() && errors[2].is_terminal());
+    assert_eq!(d.advance(600_000), [], "nothing ever happens again");
 }
 
 #[test]
@@ -288,7 +365,7 @@ fn transcriber_a_provision_that_never_settles_is_cancelled_retried_then_fails() 
     assert_eq!(d.count(&Action::CancelProvision), 5);
     assert_eq!(d.t.state(), State::Failed);
     let error = TranscriberError::ProvisionExhausted { attempts: 5 };
-    assert_eq!(d.count(&Action::Error(error)), 1);
+    assert_eq!(d.count(&Action::Error(error.clone())), 1);
     assert_eq!(error.code(), "provision_exhausted");
     assert!(error.to_string().contains("5 times in a row"));
     assert_eq!(d.t.poll_timeout(), None);

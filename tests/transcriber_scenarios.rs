@@ -407,9 +407,19 @@ fn a_socket_that_does_not_open_in_time_counts_as_a_failed_connection() {
     });
     d.start();
     d.provisioned(URL);
+    let refused = TranscriberError::ConnectFailed {
+        protocol: "gladia",
+        attempt: 1,
+        attempts: 3,
+        terminal: false,
+    };
     assert_eq!(
         d.advance(300),
-        [Action::Close, Action::StateChanged(State::Backoff)]
+        [
+            Action::Close,
+            Action::Error(refused),
+            Action::StateChanged(State::Backoff)
+        ]
     );
     assert_eq!(
         d.step(),
@@ -520,4 +530,23 @@ fn inputs_out_of_place_are_ignored() {
     d.start();
     d.start();
     assert_eq!(d.count(&Action::Provision), 1, "start is idempotent");
+}
+
+#[test]
+fn deepgram_results_on_a_gladia_transcriber_name_what_arrived() {
+    let mut d = Drive::opened(config(), URL);
+    let results = r#"{"type":"Results","is_final":false,"channel":{"alternatives":[{"transcript":"what the user said"}]}}"#;
+    assert_eq!(d.text(results), []);
+    assert_eq!(d.text(results), []);
+    let third = d.text(results);
+    let error = TranscriberError::UnexpectedMessages {
+        protocol: "gladia",
+        count: 3,
+        kind: Some("Results".into()),
+    };
+    assert_eq!(third, [Action::Error(error.clone())]);
+    let message = error.to_string();
+    assert!(message.contains(r#"type: "Results""#), "{message}");
+    assert!(!message.contains("what the user said"), "never content");
+    assert_eq!(d.text(results), [], "once");
 }

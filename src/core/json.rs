@@ -38,6 +38,43 @@ fn seconds_as_ms(number: &str) -> Option<u64> {
     Some(ms)
 }
 
+/// The kind a message says it is: the first string among its top-level `type`, `message`,
+/// `message_type` and `event`, if it looks like a name (what arrived, never what was said).
+pub(crate) fn message_kind(text: &str) -> Option<String> {
+    let mut kind = None;
+    let mut reader = Reader::new(text);
+    reader
+        .object(|reader, key| match key {
+            "type" | "message" | "message_type" | "event" if kind.is_none() => {
+                kind = reader.string_or_skip()?.map(Cow::into_owned);
+                Ok(())
+            }
+            _ => reader.skip(),
+        })
+        .ok()?;
+    kind.filter(|kind| {
+        (1..=48).contains(&kind.len())
+            && kind
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.-:/".contains(&b))
+    })
+}
+
+/// A message's view: `member` reads each member of the object `text` into it; `None` when the
+/// text is not one JSON object (or nests too deep).
+pub(crate) fn read_view<'a, V: Default>(
+    text: &'a str,
+    mut member: impl FnMut(&mut V, &mut Reader<'a>, &str) -> Result<()>,
+) -> Option<V> {
+    let mut view = V::default();
+    let mut reader = Reader::new(text);
+    reader
+        .object(|reader, key| member(&mut view, reader, key))
+        .ok()?;
+    reader.end().ok()?;
+    Some(view)
+}
+
 impl<'a> Reader<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         Reader {
@@ -175,6 +212,36 @@ impl<'a> Reader<'a> {
     /// value, a negative number or an exponent (skipped): no float parsing in the wasm.
     pub(crate) fn seconds_as_ms_or_skip(&mut self) -> Result<Option<u64>> {
         Ok(self.number_or_skip()?.and_then(seconds_as_ms))
+    }
+
+    /// [`Reader::string_or_skip`] into `slot`: what a member of a message view reads.
+    pub(crate) fn string_into(&mut self, slot: &mut Option<Cow<'a, str>>) -> Result<()> {
+        *slot = self.string_or_skip()?;
+        Ok(())
+    }
+
+    /// [`Reader::bool_or_skip`] into `slot`.
+    pub(crate) fn bool_into(&mut self, slot: &mut Option<bool>) -> Result<()> {
+        *slot = self.bool_or_skip()?;
+        Ok(())
+    }
+
+    /// Whether the value is `true`, into `slot`.
+    pub(crate) fn flag_into(&mut self, slot: &mut bool) -> Result<()> {
+        *slot = self.bool_or_skip()? == Some(true);
+        Ok(())
+    }
+
+    /// [`Reader::seconds_as_ms_or_skip`] into `slot`.
+    pub(crate) fn seconds_as_ms_into(&mut self, slot: &mut Option<u64>) -> Result<()> {
+        *slot = self.seconds_as_ms_or_skip()?;
+        Ok(())
+    }
+
+    /// A whole number into `slot` (`None` for any other value: a sign, a fraction, an overflow).
+    pub(crate) fn whole_into<T: std::str::FromStr>(&mut self, slot: &mut Option<T>) -> Result<()> {
+        *slot = self.number_or_skip()?.and_then(|n| n.parse().ok());
+        Ok(())
     }
 
     /// The number's text if the value is one, else skips it.
@@ -326,6 +393,30 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_message_says_its_kind_as_a_name_only() {
+        use super::message_kind;
+        assert_eq!(
+            message_kind(r#"{"type":"Results","x":1}"#).as_deref(),
+            Some("Results")
+        );
+        assert_eq!(
+            message_kind(r#"{"message":"AddTranscript"}"#).as_deref(),
+            Some("AddTranscript")
+        );
+        assert_eq!(
+            message_kind(r#"{"data":{},"message_type":"partial_transcript"}"#).as_deref(),
+            Some("partial_transcript")
+        );
+        assert_eq!(
+            message_kind(r#"{"type":"hello world, my card is 1234"}"#),
+            None,
+            "never content"
+        );
+        assert_eq!(message_kind(r#"{"type":7}"#), None);
+        assert_eq!(message_kind("not json"), None);
+        assert_eq!(message_kind(r#"{"tokens":[]}"#), None);
+    }
 
     #[test]
     fn seconds_become_milliseconds() {

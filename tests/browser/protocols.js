@@ -141,24 +141,31 @@ const scenarios = {
     transcriber.free();
   }),
 
-  aRefusedHandshakeIsRetried: forEach(all, async (p, { devstack, make }) => {
+  aRefusedHandshakeIsRetriedAndReportedAtOnce: forEach(all, async (p, { devstack, make }) => {
     const app = backend(devstack, p.name, "mock_refuse_upgrade=401&mock_times=1");
-    const transcriber = make({ protocol: p.name, provision: app.provision, policy: FAST });
+    const events = recorder();
+    const transcriber = make({ protocol: p.name, provision: app.provision, policy: FAST, ...events });
     await transcriber.start();
     assertEq(app.reasons, ["start", ...reconnects(p, 1)], `${p.name}: refused once, then (with fresh credentials where they are single-use) open`);
     assertEq([(await app.stats()).refused, transcriber.state], [1, "open"], `${p.name}: the handshake refused once`);
+    const reported = events.log.errors.map((error) => [error.code, error.terminal, error.attempt, error.protocol]);
+    assertEq(reported, [["connect_failed", false, 1, p.name]], `${p.name}: the refusal reported at once, not terminal`);
+    assert(/check the credential and `protocols`/.test(events.log.errors[0].message), `${p.name}: the message names the fix: ${events.log.errors[0].message}`);
     await transcriber.stop();
     transcriber.free();
   }),
 
-  threeRefusedHandshakesEndTheSessionAndItIsReprovisioned: forEach(all, async (p, { devstack, make }) => {
+  threeRefusedHandshakesBeforeAnyOpenFailAsConnectFailed: forEach(all, async (p, { devstack, make }) => {
+    // No socket ever opened: a credential or `protocols` mistake a new session would repeat.
     const app = backend(devstack, p.name, "mock_refuse_upgrade=401&mock_times=3");
-    const transcriber = make({ protocol: p.name, provision: app.provision, policy: FAST });
-    await transcriber.start();
-    assertEq(app.reasons, ["start", ...reconnects(p, 2), "session_over"], `${p.name}: R5, a dead session, counted by R3`);
-    assertEq(transcriber.stats.provisions, app.reasons.length, `${p.name}: provisions`);
+    const events = recorder();
+    const transcriber = make({ protocol: p.name, provision: app.provision, policy: FAST, ...events });
+    const error = await transcriber.start().then(() => null, (rejection) => rejection);
+    assert(error, `${p.name}: start() rejects`);
+    assertEq([error.code, error.terminal, transcriber.state], ["connect_failed", true, "failed"], `${p.name}: terminal connect_failed`);
+    assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.attempt]), [["connect_failed", false, 1], ["connect_failed", false, 2], ["connect_failed", true, 3]], `${p.name}: each refusal at once, the third terminal`);
+    assertEq(app.reasons, ["start", ...reconnects(p, 2)], `${p.name}: no new session for a mistake`);
     assertEq((await app.stats()).refused, 3, `${p.name}: three refused`);
-    await transcriber.stop();
     transcriber.free();
   }),
 

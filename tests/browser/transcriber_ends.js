@@ -75,20 +75,24 @@ function recordMicrophones() {
 }
 
 const scenarios = {
-  async upgrade404ReprovisionsThenFailsWithDeadSession({ devstack, make }) {
+  async aDeadTokenFromTheStartFailsAsConnectFailed({ devstack, make }) {
+    // Every upgrade of the session is refused with 404 and no socket ever opened: a mistake in
+    // what provision() returns, which a new session would repeat. start() settles within
+    // maxFailedConnects connects instead of R3's nine.
     const app = backend(devstack, "upgrade404");
     const events = recorder();
     const transcriber = make({ provision: app.provision, policy: FAST, ...events });
     const error = await rejectionOf(transcriber.start(), "start");
-    assertEq([error.code, error.terminal, transcriber.state], ["dead_session", true, "failed"], "terminal dead_session");
-    assert(/re-provision window/.test(error.message), `message says why: ${error.message}`);
-    assertEq(events.log.errors, [error], "the same error went to onError, once");
+    assertEq([error.code, error.terminal, transcriber.state, error.protocol, error.attempts], ["connect_failed", true, "failed", "gladia", 3], "terminal connect_failed");
+    assert(/no gladia socket ever opened/.test(error.message) && /check the credential and `protocols`/.test(error.message), `message says why and the fix: ${error.message}`);
+    assertEq(events.log.errors.map((e) => [e.code, e.terminal]), [["connect_failed", false], ["connect_failed", false], ["connect_failed", true]], "each refusal reported at once");
+    assertEq(events.log.errors.at(-1), error, "the same error went to onError");
     await sleep(300);
-    assertEq(app.calls.length, 3, "one provision and two re-provisions (R3's window)");
+    assertEq(app.calls.length, 1, "no re-provision for a mistake");
     const refused = [];
     for (const id of app.sessions) refused.push((await sessionStats(devstack, id)).refused);
-    assertEq(refused, [3, 3, 3], "maxFailedConnects (3) upgrades per URL, each refused with 404");
-    assertEq([transcriber.stats.provisions, transcriber.stats.connections], [3, 9], "client counts");
+    assertEq(refused, [3], "maxFailedConnects (3) upgrades, each refused with 404");
+    assertEq([transcriber.stats.provisions, transcriber.stats.connections], [1, 3], "client counts");
     assert(!events.log.states.includes("open"), "never open");
     transcriber.free();
     await stillServes(devstack, make);

@@ -149,6 +149,14 @@ fn three_sockets_that_never_open_end_the_session_by_r5() {
         let mut c = Conversation::new(f);
         c.d.start();
         c.provisioned();
+        // Once a socket opened, a dead URL is an outage: R5 re-provisions it.
+        c.open();
+        c.d.advance(1_000);
+        c.d.close(1006);
+        c.d.advance(1_000);
+        if f.profile.credentials == Credentials::PerConnection {
+            c.provisioned();
+        }
         // A refused handshake (an expired token, a dead URL) is a close before any open.
         for _ in 0..2 {
             c.d.close(1006);

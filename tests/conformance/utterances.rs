@@ -6,7 +6,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use super::{all, every, Conversation};
 use crate::transcriber_sim::*;
-use turnguard::core::stt::transcriber::{Action, State};
+use turnguard::core::stt::transcriber::{Action, State, TranscriberError};
 
 /// The actions of one utterance: its one final, numbered `utterance`, and every caption, speech
 /// start and eager final before it numbered the same.
@@ -145,5 +145,48 @@ fn malformed_and_unknown_messages_are_counted_and_skipped_known_ones_of_no_use_j
         );
         assert_eq!(c.d.t.state(), State::Open, "{name}: never fatal");
         assert_eq!(finals(&c.say("still here")), ["still here"], "{name}");
+    });
+}
+
+#[test]
+fn a_server_whose_messages_the_protocol_does_not_know_is_named_once() {
+    all(|f| {
+        let name = f.name();
+        let strange = f.unknown.iter().chain(f.malformed).cycle();
+        // Open, and nothing heard yet (not even the answer to a start).
+        let mut c = Conversation::new(f);
+        c.d.start();
+        c.provisioned();
+        c.d.open();
+        let mut actions = Vec::new();
+        for message in strange.clone().take(5) {
+            actions.extend(c.hear(message));
+        }
+        let errors: Vec<&TranscriberError> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Error(error) => Some(error),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 1, "{name}: once: {errors:?}");
+        let TranscriberError::UnexpectedMessages {
+            protocol, count, ..
+        } = errors[0]
+        else {
+            panic!("{name}: {errors:?}");
+        };
+        assert_eq!((*protocol, *count), (name, 3), "{name}");
+        assert!(!errors[0].is_terminal(), "{name}");
+        assert!(
+            errors[0].to_string().contains(name),
+            "{name}: names the protocol"
+        );
+        assert_eq!(c.d.t.state(), State::Open, "{name}: goes on");
+        // A server that said one thing the protocol knows is this protocol's, whatever follows.
+        let mut c = Conversation::opened(f);
+        c.say("hello");
+        let later: Vec<Action> = strange.take(5).flat_map(|m| c.hear(m)).collect();
+        assert_eq!(later, [], "{name}");
     });
 }

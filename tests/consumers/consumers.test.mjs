@@ -100,6 +100,14 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
     "docs/semantics.md",
     "docs/setup.md",
     "docs/troubleshooting.md",
+    // The examples the README links: the backend, and the React app with its hook.
+    "examples/react/README.md",
+    "examples/react/index.html",
+    "examples/react/package.json",
+    "examples/react/src/App.jsx",
+    "examples/react/src/main.jsx",
+    "examples/react/src/useVoiceSession.js",
+    "examples/server.mjs",
     ...(hasWorklet() ? ["capture-worklet.js"] : []),
     "package.json",
     ...entry(""),
@@ -128,6 +136,7 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
   assert.equal(manifest.scripts, undefined, "no scripts: they would point at files not shipped");
   assert.equal(manifest.devDependencies, undefined);
   assert.equal(manifest.dependencies, undefined, "nothing to install besides the package");
+  assert.equal(manifest.private, undefined, "the published manifest is not private (the repository's is)");
   assert.deepEqual(Object.keys(manifest.exports["."]), ["types", "node", "default"], "types first, node before default");
   for (const target of Object.values(manifest.exports).flatMap((entry) => (typeof entry === "string" ? [entry] : Object.values(entry)))) {
     assert.ok(files.includes(target.replace(/^\.\//, "")), `export target ${target} is shipped`);

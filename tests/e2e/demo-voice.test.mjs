@@ -282,10 +282,10 @@ test("STT accept-then-4403: re-provisions twice, then the transcriber fails (rep
   await shot("stt-4403");
 });
 
-test("STT dead token (404 on the upgrade): the transcriber ends failed (dead_session)", { skip }, async () => {
+test("STT dead token (404 on every upgrade, none ever opened): the transcriber ends failed (connect_failed)", { skip }, async () => {
   await setSwitches(["gladia.upgradeRefused"]);
   await restartSttUntil("failed");
-  assert.equal(await page.getAttribute("#talk-error", "data-code"), "dead_session");
+  assert.equal(await page.getAttribute("#talk-error", "data-code"), "connect_failed");
   await shot("stt-dead-token");
 });
 

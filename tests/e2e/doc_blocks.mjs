@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 const REPO = new URL("../../", import.meta.url);
@@ -23,6 +23,8 @@ export function docBlock(file, testFile, id) {
 /** The address the README's blocks use for the backend, replaced by the test's. */
 export const README_BACKEND = '"http://localhost:8787"';
 
+let serverCount = 0;
+
 async function freePort() {
   const server = createServer();
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -34,12 +36,13 @@ async function freePort() {
 /**
  * Runs `server`, the README's server.mjs as written, with its upstreams pointing at the dev stack's mocks
  * (`primary`: the LLM mock's scenario for the primary, default "ok") and `appOrigin` (default:
- * the dev stack's) as the page's origin. Resolves with `{ url, close() }`.
+ * the dev stack's) as the page's origin; `env`: more of its environment (docs/providers.md's
+ * routes read their provider's hosts and key from it). Resolves with `{ url, close() }`.
  */
-export async function startReadmeBackend(stackUrl, server, { primary = "ok", appOrigin } = {}) {
+export async function startReadmeBackend(stackUrl, server, { primary = "ok", appOrigin, env = {} } = {}) {
   const dir = new URL("target/e2e/", REPO);
   mkdirSync(dir, { recursive: true });
-  const file = new URL("readme-server.mjs", dir);
+  const file = new URL(`readme-server-${process.pid}-${(serverCount += 1)}.mjs`, dir);
   writeFileSync(file, server);
   const port = await freePort();
   const stack = new URL(stackUrl);
@@ -51,11 +54,12 @@ export async function startReadmeBackend(stackUrl, server, { primary = "ok", app
       APP_ORIGIN: appOrigin ?? stack.origin,
       PRIMARY_URL: new URL(`/llm/${primary}/v1/chat/completions`, stack).href,
       FALLBACK_URL: new URL("/llm/ok/v1/chat/completions", stack).href,
-      STT_URL: new URL("/stt/normal/v2/live", stack).href,
+      GLADIA_API_URL: stack.origin, // the mock's POST /v2/live (its "normal" mode)
       TTS_URL: new URL("/tts", stack).href,
       OPENAI_API_KEY: "sk-server-only",
       GROQ_API_KEY: "gsk-server-only",
       GLADIA_API_KEY: "gladia-server-only",
+      ...env,
     },
   });
   const url = `http://127.0.0.1:${port}`;
@@ -79,6 +83,7 @@ export async function startReadmeBackend(stackUrl, server, { primary = "ok", app
     async close() {
       child.kill();
       if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve));
+      rmSync(file, { force: true });
     },
   };
 }

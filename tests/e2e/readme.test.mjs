@@ -44,6 +44,28 @@ test("the README backend answers the preflight the browser sends", async () => {
   assert.equal((await fetch(`${backend.url}/api/nothing`, { method: "POST" })).status, 404);
 });
 
+test("the README backend routes on the path: a query string is no 404, and the STT route answers Gladia's { id, url } whole", async () => {
+  const response = await fetch(`${backend.url}/api/stt/gladia?reason=start`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"reason":"start"}' });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("access-control-allow-origin"), new URL(e2e.stack.url).origin);
+  const session = await response.json();
+  assert.deepEqual(Object.keys(session).sort(), ["id", "url"]);
+  assert.match(session.url, /^ws:\/\/127\.0\.0\.1:\d+\/v2\/live\/ws\?token=/);
+  assert.equal((await fetch(`${backend.url}/api/stt/nothing`, { method: "POST" })).status, 404);
+  assert.equal((await fetch(`${backend.url}/api/stt/gladia`)).status, 404, "POST only");
+});
+
+test("the README backend passes the provider's status on, so the page retries a 503 and stops at a 401", async () => {
+  for (const [mode, status] of [["provision503", 503], ["provision401", 401]]) {
+    const failing = await startReadmeBackend(e2e.stack.url, docBlock("README.md", "tests/e2e/readme.test.mjs", "server"), { env: { GLADIA_API_URL: new URL(`/stt/${mode}`, e2e.stack.url).href } });
+    try {
+      assert.equal((await fetch(`${failing.url}/api/stt/gladia`, { method: "POST" })).status, status);
+    } finally {
+      await failing.close();
+    }
+  }
+});
+
 test("the README quick start runs as written against the README backend and prints what it promises", async () => {
   const { code, expected } = quickStart();
   const { page, console, errors } = await openPage(e2e.browser);

@@ -14,7 +14,6 @@ export default {
   failures: [
     { id: "expired", label: "expired token (refused at the handshake)", token: "mock_expired=1&mock_times=1" },
     { id: "close1008", label: "1008 (undecodable audio: fatal)", socket: "mock_close=1008&mock_close_after_frames=100" },
-    { id: "eager", label: "eager end of turn (eager_eot_threshold=0.5)", socket: "eager_eot_threshold=0.5" },
   ],
 
   /** The app's backend: a token for one connect, asked again for every connect (R6). */

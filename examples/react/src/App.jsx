@@ -23,8 +23,9 @@ const agentOptions = () => ({
     openAiCompatibleRoute({ name: "fallback", url: `${BACKEND}/api/chat/fallback`, model: "llama-3.1-8b-instant", shareHistory: true }),
   ],
   recoveryText: "Sorry, I lost my train of thought. Could you say that again?",
-  provision: async ({ signal }) =>
-    (await post("/api/stt-session", { encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }, signal)).json(),
+  // The backend's { url, protocols?, config? } for the provider, unchanged (docs/providers.md).
+  transcriber: { protocol: "gladia" },
+  provision: async ({ signal, reason }) => (await post("/api/stt/gladia", { reason }, signal)).json(),
   synthesize: async (text, { signal }) =>
     (await post("/api/tts", { model: "gpt-4o-mini-tts", voice: "alloy", input: text }, signal)).arrayBuffer(),
 });

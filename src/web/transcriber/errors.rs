@@ -25,24 +25,45 @@ pub(super) fn freed() -> JsValue {
 /// What `onError` gets: an `Error` with `code`, `terminal`, and the fields of its kind.
 pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
     let js = coded_error(&error.to_string(), None, error.code(), error.is_terminal());
-    let set = |key: &str, value: f64| set(&js, key, &value.into());
-    match *error {
+    let number = |key: &str, value: f64| set(&js, key, &value.into());
+    match error {
         TranscriberError::AudioDropped {
             frames,
             ms,
             total_frames,
         } => {
-            set("frames", frames as f64);
-            set("ms", ms as f64);
-            set("totalFrames", total_frames as f64);
+            number("frames", *frames as f64);
+            number("ms", *ms as f64);
+            number("totalFrames", *total_frames as f64);
         }
-        TranscriberError::ProvisionRejected { status } if status > 0 => {
-            set("status", f64::from(status));
+        TranscriberError::ProvisionRejected { status } if *status > 0 => {
+            number("status", f64::from(*status));
         }
-        TranscriberError::ProvisionExhausted { attempts } if attempts > 0 => {
-            set("attempts", f64::from(attempts));
+        TranscriberError::ProvisionExhausted { attempts } if *attempts > 0 => {
+            number("attempts", f64::from(*attempts));
         }
-        TranscriberError::FatalClose { code } => set("closeCode", f64::from(code)),
+        TranscriberError::FatalClose { code } => number("closeCode", f64::from(*code)),
+        TranscriberError::ConnectFailed {
+            protocol,
+            attempt,
+            attempts,
+            ..
+        } => {
+            set(&js, "protocol", &(*protocol).into());
+            number("attempt", f64::from(*attempt));
+            number("attempts", f64::from(*attempts));
+        }
+        TranscriberError::UnexpectedMessages {
+            protocol,
+            count,
+            kind,
+        } => {
+            set(&js, "protocol", &(*protocol).into());
+            number("count", f64::from(*count));
+            if let Some(kind) = kind {
+                set(&js, "messageType", &kind.as_str().into());
+            }
+        }
         _ => {}
     }
     js

@@ -232,11 +232,16 @@ export interface TranscriptMeta {
  * `maxProvisionAttempts` times in a row (threw, network, timeout, 408, 429, 5xx).
  * `worklet_blocked` (not terminal; also rejects `attachMicrophone`): the capture worklet could not
  * load, usually a CSP whose `script-src` does not allow `blob:` — pass `workletUrl`.
+ * `connect_failed`: a socket closed before it opened (a refused handshake: the credential, the
+ * `protocols`, the URL); not terminal, but terminal when no socket ever opened and
+ * `maxFailedConnects` connects in a row failed. `unexpected_messages` (not terminal, once): the
+ * server's messages are not the chosen `protocol`'s; `messageType` says what arrived.
  */
 export interface TranscriberError extends Error {
   code:
     | "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error"
-    | "dead_session" | "provision_exhausted" | "worklet_blocked" | "fatal_close";
+    | "dead_session" | "provision_exhausted" | "worklet_blocked" | "fatal_close" | "connect_failed"
+    | "unexpected_messages";
   terminal: boolean;
   /** `provision_rejected`: the HTTP status. */
   status?: number;
@@ -246,8 +251,15 @@ export interface TranscriberError extends Error {
   totalFrames?: number;
   /** `callback_error`: which callback threw (the thrown value is the `cause`). */
   callback?: string;
-  /** `provision_exhausted`: the failures in a row. */
+  /** `provision_exhausted`: the failures in a row; `connect_failed`: how many failed connects in a row make a URL dead. */
   attempts?: number;
+  /** `connect_failed`: failed connects in a row on this URL so far. */
+  attempt?: number;
+  /** `connect_failed`, `unexpected_messages`: the protocol spoken. */
+  protocol?: TranscriberProtocol;
+  /** `unexpected_messages`: such messages so far, and the last one's type field (never its content). */
+  count?: number;
+  messageType?: string;
   /** `fatal_close`: the close code the protocol classifies as fatal (a configuration or authorization error). */
   closeCode?: number;
 }

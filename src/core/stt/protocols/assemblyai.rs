@@ -17,7 +17,7 @@
 //!   comes again before a session began; 3005 retry; 3006 and 3007 (client bugs) fatal; 3008
 //!   (session expired) the session is over; 3009 (too many sessions) throttled.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
 };
@@ -87,61 +87,34 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "turn_order" => {
-                view.turn_order = reader.number_or_skip()?.and_then(|n| n.parse().ok());
-                Ok(())
-            }
-            "turn_is_formatted" => {
-                view.formatted = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "end_of_turn" => {
-                view.end_of_turn = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "transcript" => {
-                view.transcript = reader.string_or_skip()?;
-                Ok(())
-            }
-            "words" => reader.array_or_skip(|reader| {
-                let (mut text, mut end, mut is_final) = (None, None, false);
-                reader.object_or_skip(|reader, key| match key {
-                    "text" => {
-                        text = reader.string_or_skip()?;
-                        Ok(())
-                    }
-                    "end" => {
-                        end = reader.number_or_skip()?.and_then(|n| n.parse::<u64>().ok());
-                        Ok(())
-                    }
-                    "word_is_final" => {
-                        is_final = reader.bool_or_skip()? == Some(true);
-                        Ok(())
-                    }
-                    _ => reader.skip(),
-                })?;
-                if let Some(text) = text {
-                    if is_final {
-                        view.final_words.push(text.clone());
-                        view.final_end = view.final_end.max(end);
-                    }
-                    view.words.push(text);
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "type" => reader.string_into(&mut view.kind),
+        "turn_order" => reader.whole_into(&mut view.turn_order),
+        "turn_is_formatted" => reader.flag_into(&mut view.formatted),
+        "end_of_turn" => reader.flag_into(&mut view.end_of_turn),
+        "transcript" => reader.string_into(&mut view.transcript),
+        "words" => reader.array_or_skip(|reader| {
+            let (mut text, mut end, mut is_final) = (None, None, false);
+            reader.object_or_skip(|reader, key| match key {
+                "text" => reader.string_into(&mut text),
+                "end" => {
+                    end = reader.number_or_skip()?.and_then(|n| n.parse::<u64>().ok());
+                    Ok(())
                 }
-                Ok(())
-            }),
-            _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+                "word_is_final" => reader.flag_into(&mut is_final),
+                _ => reader.skip(),
+            })?;
+            if let Some(text) = text {
+                if is_final {
+                    view.final_words.push(text.clone());
+                    view.final_end = view.final_end.max(end);
+                }
+                view.words.push(text);
+            }
+            Ok(())
+        }),
+        _ => reader.skip(),
+    })
 }
 
 /// `a` and `b`, joined by a space when both have words.

@@ -20,7 +20,7 @@
 //!   (1011 `NET-0000`/`NET-0001`, 1000, 1006) is retried; a refused handshake (expired token)
 //!   is a socket that never opened, which R5 handles with fresh tokens.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
 };
@@ -77,57 +77,30 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "is_final" => {
-                view.is_final = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "speech_final" => {
-                view.speech_final = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "from_finalize" => {
-                view.from_finalize = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "start" => {
-                view.start_ms = reader.seconds_as_ms_or_skip()?;
-                Ok(())
-            }
-            "duration" => {
-                view.duration_ms = reader.seconds_as_ms_or_skip()?;
-                Ok(())
-            }
-            "channel" => reader.object_or_skip(|reader, key| match key {
-                "alternatives" => {
-                    let mut first = true;
-                    reader.array_or_skip(|reader| {
-                        if !std::mem::take(&mut first) {
-                            return reader.skip();
-                        }
-                        reader.object_or_skip(|reader, key| match key {
-                            "transcript" => {
-                                view.transcript = reader.string_or_skip()?;
-                                Ok(())
-                            }
-                            _ => reader.skip(),
-                        })
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "type" => reader.string_into(&mut view.kind),
+        "is_final" => reader.flag_into(&mut view.is_final),
+        "speech_final" => reader.flag_into(&mut view.speech_final),
+        "from_finalize" => reader.flag_into(&mut view.from_finalize),
+        "start" => reader.seconds_as_ms_into(&mut view.start_ms),
+        "duration" => reader.seconds_as_ms_into(&mut view.duration_ms),
+        "channel" => reader.object_or_skip(|reader, key| match key {
+            "alternatives" => {
+                let mut first = true;
+                reader.array_or_skip(|reader| {
+                    if !std::mem::take(&mut first) {
+                        return reader.skip();
+                    }
+                    reader.object_or_skip(|reader, key| match key {
+                        "transcript" => reader.string_into(&mut view.transcript),
+                        _ => reader.skip(),
                     })
-                }
-                _ => reader.skip(),
-            }),
+                })
+            }
             _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+        }),
+        _ => reader.skip(),
+    })
 }
 
 impl Deepgram {

@@ -24,7 +24,7 @@
 //!   comes before a close, which says what it means; everything else is retried, and a refused
 //!   handshake (an expired token) is a socket that never opened, which R5 handles.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
     Watermark,
@@ -79,35 +79,14 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "event" => {
-                view.event = reader.string_or_skip()?;
-                Ok(())
-            }
-            "turn_index" => {
-                view.turn_index = reader.number_or_skip()?.and_then(|n| n.parse().ok());
-                Ok(())
-            }
-            "transcript" => {
-                view.transcript = reader.string_or_skip()?;
-                Ok(())
-            }
-            "audio_window_end" => {
-                view.window_end_ms = reader.seconds_as_ms_or_skip()?;
-                Ok(())
-            }
-            _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "type" => reader.string_into(&mut view.kind),
+        "event" => reader.string_into(&mut view.event),
+        "turn_index" => reader.whole_into(&mut view.turn_index),
+        "transcript" => reader.string_into(&mut view.transcript),
+        "audio_window_end" => reader.seconds_as_ms_into(&mut view.window_end_ms),
+        _ => reader.skip(),
+    })
 }
 
 impl DeepgramFlux {

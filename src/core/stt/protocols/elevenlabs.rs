@@ -20,7 +20,7 @@
 //!   `rate_limited`, `queue_overflow`, `resource_exhausted`, `commit_throttled` throttled;
 //!   `session_time_limit_exceeded` the session is over; anything else retried.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark, DEFAULT_SAMPLE_RATE,
 };
@@ -68,33 +68,21 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "message_type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "text" => {
-                view.text = reader.string_or_skip()?;
-                Ok(())
-            }
-            "words" => reader.array_or_skip(|reader| {
-                reader.object_or_skip(|reader, key| match key {
-                    "end" => {
-                        let end = reader.seconds_as_ms_or_skip()?;
-                        view.end_ms = view.end_ms.max(end);
-                        Ok(())
-                    }
-                    _ => reader.skip(),
-                })
-            }),
-            _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "message_type" => reader.string_into(&mut view.kind),
+        "text" => reader.string_into(&mut view.text),
+        "words" => reader.array_or_skip(|reader| {
+            reader.object_or_skip(|reader, key| match key {
+                "end" => {
+                    let end = reader.seconds_as_ms_or_skip()?;
+                    view.end_ms = view.end_ms.max(end);
+                    Ok(())
+                }
+                _ => reader.skip(),
+            })
+        }),
+        _ => reader.skip(),
+    })
 }
 
 /// What an error message type says about the close that follows.

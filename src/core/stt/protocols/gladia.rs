@@ -11,7 +11,7 @@
 //!   transcribed. `end_session` while in use: the session is over (R5).
 //! - **Closes:** every code from 4000 to 4999 means the session is over (R2); any other, retry.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
@@ -54,48 +54,30 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "acknowledged" => {
-                view.acknowledged = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "data" => reader.object_or_skip(|reader, key| match key {
-                "is_final" => {
-                    view.is_final = reader.bool_or_skip()?;
-                    Ok(())
-                }
-                "utterance" => reader.object_or_skip(|reader, key| match key {
-                    "text" => {
-                        view.text = reader.string_or_skip()?;
-                        Ok(())
-                    }
-                    _ => reader.skip(),
-                }),
-                "byte_range" => {
-                    let mut index = 0;
-                    reader.array_or_skip(|reader| {
-                        let bound = reader.number_or_skip()?.and_then(|n| n.parse::<u64>().ok());
-                        if let Some(slot) = view.range.get_mut(index) {
-                            *slot = bound;
-                        }
-                        index += 1;
-                        Ok(())
-                    })
-                }
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "type" => reader.string_into(&mut view.kind),
+        "acknowledged" => reader.flag_into(&mut view.acknowledged),
+        "data" => reader.object_or_skip(|reader, key| match key {
+            "is_final" => reader.bool_into(&mut view.is_final),
+            "utterance" => reader.object_or_skip(|reader, key| match key {
+                "text" => reader.string_into(&mut view.text),
                 _ => reader.skip(),
             }),
+            "byte_range" => {
+                let mut index = 0;
+                reader.array_or_skip(|reader| {
+                    let bound = reader.number_or_skip()?.and_then(|n| n.parse::<u64>().ok());
+                    if let Some(slot) = view.range.get_mut(index) {
+                        *slot = bound;
+                    }
+                    index += 1;
+                    Ok(())
+                })
+            }
             _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+        }),
+        _ => reader.skip(),
+    })
 }
 
 impl Codec for Gladia {

@@ -19,7 +19,7 @@
 //! - **Closes and errors:** an `error` with `code: "session_expired"` ends the session (a new one
 //!   is provisioned); close 4000 (`beta_api_shape_disabled`) is fatal; other closes are retried.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
@@ -96,42 +96,18 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "type" => {
-                view.kind = reader.string_or_skip()?;
-                Ok(())
-            }
-            "item_id" => {
-                view.item_id = reader.string_or_skip()?;
-                Ok(())
-            }
-            "delta" => {
-                view.delta = reader.string_or_skip()?;
-                Ok(())
-            }
-            "transcript" => {
-                view.transcript = reader.string_or_skip()?;
-                Ok(())
-            }
-            "audio_end_ms" => {
-                view.audio_end_ms = reader.number_or_skip()?.and_then(|n| n.parse().ok());
-                Ok(())
-            }
-            "error" => reader.object_or_skip(|reader, key| match key {
-                "code" => {
-                    view.code = reader.string_or_skip()?;
-                    Ok(())
-                }
-                _ => reader.skip(),
-            }),
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "type" => reader.string_into(&mut view.kind),
+        "item_id" => reader.string_into(&mut view.item_id),
+        "delta" => reader.string_into(&mut view.delta),
+        "transcript" => reader.string_into(&mut view.transcript),
+        "audio_end_ms" => reader.whole_into(&mut view.audio_end_ms),
+        "error" => reader.object_or_skip(|reader, key| match key {
+            "code" => reader.string_into(&mut view.code),
             _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+        }),
+        _ => reader.skip(),
+    })
 }
 
 impl OpenAi {

@@ -19,7 +19,7 @@
 //!   documented: the close is classified by the error — 400, 401, 402 and 403 fatal; 429
 //!   throttled; 408, 500 and 503 (start again at once) and a close without an error retried.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
     Watermark,
@@ -77,48 +77,27 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "tokens" => {
-                view.has_tokens = true;
-                reader.array_or_skip(|reader| {
-                    let (mut text, mut is_final) = (None, false);
-                    reader.object_or_skip(|reader, key| match key {
-                        "text" => {
-                            text = reader.string_or_skip()?;
-                            Ok(())
-                        }
-                        "is_final" => {
-                            is_final = reader.bool_or_skip()? == Some(true);
-                            Ok(())
-                        }
-                        _ => reader.skip(),
-                    })?;
-                    if let Some(text) = text {
-                        view.tokens.push((text, is_final));
-                    }
-                    Ok(())
-                })
-            }
-            "final_audio_proc_ms" => {
-                view.final_audio_proc_ms = reader.number_or_skip()?.and_then(|n| n.parse().ok());
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "tokens" => {
+            view.has_tokens = true;
+            reader.array_or_skip(|reader| {
+                let (mut text, mut is_final) = (None, false);
+                reader.object_or_skip(|reader, key| match key {
+                    "text" => reader.string_into(&mut text),
+                    "is_final" => reader.flag_into(&mut is_final),
+                    _ => reader.skip(),
+                })?;
+                if let Some(text) = text {
+                    view.tokens.push((text, is_final));
+                }
                 Ok(())
-            }
-            "finished" => {
-                view.finished = reader.bool_or_skip()? == Some(true);
-                Ok(())
-            }
-            "error_code" => {
-                view.error_code = reader.number_or_skip()?.and_then(|n| n.parse().ok());
-                Ok(())
-            }
-            _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+            })
+        }
+        "final_audio_proc_ms" => reader.whole_into(&mut view.final_audio_proc_ms),
+        "finished" => reader.flag_into(&mut view.finished),
+        "error_code" => reader.whole_into(&mut view.error_code),
+        _ => reader.skip(),
+    })
 }
 
 impl Soniox {

@@ -19,7 +19,7 @@
 //!   1011, 4005 (concurrency quota) and 4013 (job error) are throttled; 1008 (idle or session
 //!   timeout) ends the session; other closes are retried.
 
-use crate::core::json::Reader;
+use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
     Watermark,
@@ -70,34 +70,16 @@ struct View<'a> {
 }
 
 fn read(text: &str) -> Option<View<'_>> {
-    let mut view = View::default();
-    let mut reader = Reader::new(text);
-    reader
-        .object(|reader, key| match key {
-            "message" => {
-                view.message = reader.string_or_skip()?;
-                Ok(())
-            }
-            "seq_no" => {
-                view.seq_no = reader.number_or_skip()?.and_then(|n| n.parse().ok());
-                Ok(())
-            }
-            "metadata" => reader.object_or_skip(|reader, key| match key {
-                "transcript" => {
-                    view.transcript = reader.string_or_skip()?;
-                    Ok(())
-                }
-                "end_time" => {
-                    view.end_ms = reader.seconds_as_ms_or_skip()?;
-                    Ok(())
-                }
-                _ => reader.skip(),
-            }),
+    read_view(text, |view: &mut View<'_>, reader, key| match key {
+        "message" => reader.string_into(&mut view.message),
+        "seq_no" => reader.whole_into(&mut view.seq_no),
+        "metadata" => reader.object_or_skip(|reader, key| match key {
+            "transcript" => reader.string_into(&mut view.transcript),
+            "end_time" => reader.seconds_as_ms_into(&mut view.end_ms),
             _ => reader.skip(),
-        })
-        .ok()?;
-    reader.end().ok()?;
-    Some(view)
+        }),
+        _ => reader.skip(),
+    })
 }
 
 /// `a` and `b`, joined by a space when both have words.

@@ -28,6 +28,11 @@
 //! - **R5** `max_failed_connects` sockets in a row that close before they open, or an
 //!   `end_session` while the session is in use, end the session: a new one is provisioned within
 //!   R3's window, else the transcriber fails with [`TranscriberError::DeadSession`];
+//! - **errors that name the mistake:** a socket that closes before it opens is reported at once
+//!   ([`TranscriberError::ConnectFailed`]), and fails the transcriber when no socket ever opened
+//!   and the first session's URL is dead by R5 (a configuration error: `start()` settles within
+//!   `max_failed_connects` connects); a server whose messages the protocol does not know, and
+//!   none it knows, is reported once ([`TranscriberError::UnexpectedMessages`]);
 //! - **L7** a `provision()` not settled after `provision_timeout_ms` is cancelled
 //!   ([`Action::CancelProvision`]) and counts as a failure without a status; after
 //!   `max_provision_attempts` of those in a row the transcriber fails with
@@ -68,6 +73,11 @@ use audio::AudioBuffer;
 use std::collections::VecDeque;
 use timers::Timers;
 
+/// Messages the protocol does not know, with none it knows, that say the server speaks another
+/// protocol; or one arriving this long after the socket opened.
+const UNEXPECTED_MESSAGES: u32 = 3;
+const UNEXPECTED_AFTER_MS: u64 = 3_000;
+
 /// Whether `url` names a WebSocket endpoint: `ws://` or `wss://` and something after it.
 fn is_socket_url(url: &str) -> bool {
     ["ws://", "wss://"].iter().any(|scheme| {
@@ -106,6 +116,13 @@ pub struct Transcriber {
     last_close: Option<CloseReport>,
     /// Events decoded from one message, reused.
     events: Vec<Event>,
+    /// A socket opened at least once: a dead URL is an outage from then on, not a mistake.
+    ever_opened: bool,
+    /// What the current connection's messages were: one the protocol knows, and how many it
+    /// does not know (for [`TranscriberError::UnexpectedMessages`], reported once).
+    known_messages: bool,
+    unexpected_messages: u32,
+    unexpected_reported: bool,
     /// `config` of the last `provision()`, as JSON, for the protocol's start message.
     start_config: Option<String>,
     timers: Timers,
@@ -147,6 +164,10 @@ impl Transcriber {
             last_text_at: None,
             last_close: None,
             events: Vec::new(),
+            ever_opened: false,
+            known_messages: false,
+            unexpected_messages: 0,
+            unexpected_reported: false,
             start_config: None,
             timers: Timers::default(),
             last_provision_status: 0,
@@ -261,6 +282,9 @@ impl Transcriber {
             self.codec.on_connect(url);
         }
         self.opened_at = Some(now);
+        self.ever_opened = true;
+        self.known_messages = false;
+        self.unexpected_messages = 0;
         self.last_text_at = None;
         self.set_state(State::Open);
         let rate = self.wire_sample_rate();
@@ -292,6 +316,14 @@ impl Transcriber {
         }
         let mut events = std::mem::take(&mut self.events);
         self.codec.decode(text, &mut events);
+        let unknown = events
+            .iter()
+            .all(|event| matches!(event, Event::Unknown | Event::Malformed));
+        if unknown {
+            self.on_unexpected_message(crate::core::json::message_kind(text), now);
+        } else {
+            self.known_messages = true;
+        }
         for event in events.drain(..) {
             self.on_event(event, now);
         }
@@ -357,10 +389,31 @@ impl Transcriber {
     }
 
     /// A binary message arrived: the protocol has none, so it counts as malformed.
-    pub fn on_binary_message(&mut self, _now: Millis) {
+    pub fn on_binary_message(&mut self, now: Millis) {
         if self.state == State::Open {
             self.stats.malformed_messages += 1;
+            self.on_unexpected_message(Some("binary".to_owned()), now);
         }
+    }
+
+    /// A message the protocol does not know arrived (`kind`: its type field). Three of them, or
+    /// one after 3 s of the connection, with none the protocol knows: the server speaks another
+    /// protocol (or the URL is wrong): say so once, with what arrived.
+    fn on_unexpected_message(&mut self, kind: Option<String>, now: Millis) {
+        self.unexpected_messages = self.unexpected_messages.saturating_add(1);
+        let open_ms = self.opened_at.map_or(0, |at| now.since(at));
+        let telling =
+            self.unexpected_messages >= UNEXPECTED_MESSAGES || open_ms >= UNEXPECTED_AFTER_MS;
+        if self.known_messages || self.unexpected_reported || !telling {
+            return;
+        }
+        self.unexpected_reported = true;
+        self.actions
+            .push_back(Action::Error(TranscriberError::UnexpectedMessages {
+                protocol: self.profile.name,
+                count: self.unexpected_messages,
+                kind,
+            }));
     }
 
     /// One frame of PCM16 little-endian mono audio. Sent at once when a socket is open, kept

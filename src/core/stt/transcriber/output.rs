@@ -78,8 +78,8 @@ impl State {
     }
 }
 
-/// What went wrong. Only [`TranscriberError::AudioDropped`] is not terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What went wrong. [`TranscriberError::is_terminal`] says whether the transcriber failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TranscriberError {
     /// Audio waiting for a socket went over the buffer bound; the oldest frames were dropped.
@@ -114,6 +114,30 @@ pub enum TranscriberError {
         /// The close code.
         code: u16,
     },
+    /// A socket closed before it opened: its handshake was refused (a wrong or expired
+    /// credential, missing subprotocols, a dead URL) or the server did not answer. Reported for
+    /// each such connect; terminal when no socket of the transcriber ever opened and the first
+    /// session's URL failed `attempts` times in a row (a configuration error, not an outage).
+    ConnectFailed {
+        /// The protocol spoken.
+        protocol: &'static str,
+        /// Failed connects in a row on this URL.
+        attempt: u32,
+        /// How many in a row make the URL dead (`maxFailedConnects`).
+        attempts: u32,
+        /// No socket ever opened: the transcriber failed.
+        terminal: bool,
+    },
+    /// The server sends messages the protocol does not know, and none it knows: most likely
+    /// `protocol` does not match the server. Reported once; the transcriber goes on.
+    UnexpectedMessages {
+        /// The protocol spoken.
+        protocol: &'static str,
+        /// Such messages on the connection so far.
+        count: u32,
+        /// The last one's type field, where it had one that reads as a name (never content).
+        kind: Option<String>,
+    },
 }
 
 impl TranscriberError {
@@ -127,12 +151,20 @@ impl TranscriberError {
             TranscriberError::DeadSession => "dead_session",
             TranscriberError::ProvisionExhausted { .. } => "provision_exhausted",
             TranscriberError::FatalClose { .. } => "fatal_close",
+            TranscriberError::ConnectFailed { .. } => "connect_failed",
+            TranscriberError::UnexpectedMessages { .. } => "unexpected_messages",
         }
     }
 
     /// Whether the transcriber failed with it.
     pub fn is_terminal(&self) -> bool {
-        !matches!(self, TranscriberError::AudioDropped { .. })
+        match self {
+            TranscriberError::AudioDropped { .. } | TranscriberError::UnexpectedMessages { .. } => {
+                false
+            }
+            TranscriberError::ConnectFailed { terminal, .. } => *terminal,
+            _ => true,
+        }
     }
 }
 
@@ -166,6 +198,42 @@ impl fmt::Display for TranscriberError {
                 "the server closed the socket with {code}, a configuration or authorization \
                  error for this protocol; gave up"
             ),
+            TranscriberError::ConnectFailed {
+                protocol,
+                attempt,
+                attempts,
+                terminal: false,
+            } => write!(
+                f,
+                "the {protocol} socket closed before it opened (connect {attempt} of {attempts} \
+                 on this url): check the credential and `protocols` that provision() returns, \
+                 and the url"
+            ),
+            TranscriberError::ConnectFailed {
+                protocol, attempts, ..
+            } => write!(
+                f,
+                "no {protocol} socket ever opened: {attempts} connects in a row were refused or \
+                 not answered; check the credential and `protocols` that provision() returns, \
+                 and the url; gave up"
+            ),
+            TranscriberError::UnexpectedMessages {
+                protocol,
+                count,
+                kind,
+            } => {
+                write!(
+                    f,
+                    "{count} messages from the server are not {protocol} messages"
+                )?;
+                if let Some(kind) = kind {
+                    write!(f, " (the last one's type: \"{kind}\")")?;
+                }
+                write!(
+                    f,
+                    " and none is: is `protocol` \"{protocol}\" right for this server?"
+                )
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::timers::Timers;
 use super::{Action, CloseReport, ProvisionReason, State, Transcriber, TranscriberError};
-use crate::core::stt::protocol::{classify_close, Credentials};
+use crate::core::stt::protocol::{classify_close, CloseClass, Credentials};
 use crate::core::stt::reconnect::{Decision, ReconnectAction, ReconnectReason};
 use crate::core::time::Millis;
 
@@ -29,9 +29,10 @@ impl Transcriber {
     /// policy says what comes next.
     pub(super) fn socket_lost(&mut self, code: u16, now: Millis) {
         self.timers.connect = None;
-        self.opened_at = None;
+        let never_opened = self.opened_at.take().is_none();
         self.audio.on_socket_lost(now);
         let class = classify_close(self.profile, &mut *self.codec, code);
+        let attempt = self.policy.failed_connects().saturating_add(1);
         let decision = self.policy.on_close(code, class, now);
         self.last_close = Some(CloseReport {
             code,
@@ -41,6 +42,21 @@ impl Transcriber {
         });
         if decision.reason == ReconnectReason::FatalClose {
             return self.fail(TranscriberError::FatalClose { code });
+        }
+        if never_opened && class != CloseClass::SessionOver {
+            // R5 counts it. Before any socket ever opened, a dead URL is a mistake (a credential,
+            // the subprotocols, the protocol, the URL) that a new session would repeat: fail.
+            let first_url_dead = !self.ever_opened && decision.reason == ReconnectReason::DeadUrl;
+            let error = TranscriberError::ConnectFailed {
+                protocol: self.profile.name,
+                attempt,
+                attempts: self.config.reconnect.max_failed_connects.max(1),
+                terminal: first_url_dead,
+            };
+            if first_url_dead {
+                return self.fail(error);
+            }
+            self.actions.push_back(Action::Error(error));
         }
         self.follow(decision, now);
     }

@@ -1,0 +1,44 @@
+// `npm run bench:room [-- --rounds N --echo-db D --delay-ms M --ec on|off --protocols a,b]`: the
+// room (tests/room/) once per speech-to-text protocol the dev stack mocks, every round a question
+// and a "stop" or "wait a moment" at a random moment of the answer (its first 3 s). One row per
+// protocol: voice onset → silence (the user's first sound in the air to the agent's last), how
+// many stops cut, self-cuts and extra turns. Writes bench/room.json. Nothing asserts a time.
+
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDevStack } from "../www/devstack.mjs";
+import { parseArgs, runRoom } from "../tests/room/run.mjs";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+async function protocolNames() {
+  const stack = await startDevStack({ port: 0, upstream: null });
+  try {
+    return stack.protocols.map((p) => (typeof p === "string" ? p : p.name));
+  } finally {
+    await stack.close();
+  }
+}
+
+const argv = process.argv.slice(2);
+const at = argv.indexOf("--protocols");
+const only = at >= 0 ? argv.splice(at, 2)[1].split(",") : null;
+const options = { ...parseArgs(["--rounds", "12", "--mix", "stop=1", "--echo-check", "off", ...argv]) };
+const protocols = only ?? (await protocolNames());
+const ms = (v) => (v === null ? "-" : `${Math.round(v)} ms`);
+const rows = [];
+for (const protocol of protocols) {
+  const load = os.loadavg()[0];
+  const run = await runRoom({ ...options, protocol }, { log: () => {} });
+  const { result } = run;
+  const row = { protocol, rounds: result.rounds, answered: result.answered, stopsCut: result.stop.cut, stops: result.stop.total, medianMs: result.stop.medianMs, p90Ms: result.stop.p90Ms, latenciesMs: result.stop.latenciesMs, selfCuts: result.selfCuts, extraTurns: result.extraTurns, residualMedianDb: run.residual.medianDb, load: Math.round(load * 10) / 10 };
+  rows.push(row);
+  console.log(`bench:room: ${protocol}: stop cut ${row.stopsCut}/${row.stops}, voice onset → silence median ${ms(row.medianMs)} p90 ${ms(row.p90Ms)}, ${row.selfCuts} self-cuts, ${row.extraTurns} extra turns (load ${row.load})`);
+}
+const conditions = { echoDb: options.echoDb, delayMs: options.delayMs, ec: options.ec, rounds: options.rounds, seed: options.seed };
+writeFileSync(path.join(root, "bench/room.json"), `${JSON.stringify({ date: new Date().toISOString(), machine: `${os.cpus().length} cores`, conditions, rows }, null, 1)}\n`);
+console.log(`\n| protocol | stops cut | voice onset → silence, median / p90 | self-cuts | extra turns |\n| --- | --- | --- | --- | --- |`);
+for (const r of rows) console.log(`| ${r.protocol} | ${r.stopsCut}/${r.stops} | ${ms(r.medianMs)} / ${ms(r.p90Ms)} | ${r.selfCuts} | ${r.extraTurns} |`);
+console.log(`\nbench:room: echo ${options.echoDb} dB / ${options.delayMs} ms, canceller ${options.ec ? "on" : "off"}, ${options.rounds} rounds each; wrote bench/room.json`);
