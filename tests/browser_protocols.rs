@@ -40,7 +40,7 @@ scenarios! {
     one_final_per_utterance => "oneFinalPerUtterance",
     a_drop_mid_utterance_keeps_the_words_spoken_during_the_outage => "aDropMidUtteranceKeepsTheWordsSpokenDuringTheOutage",
     a_refused_handshake_is_retried_and_reported_at_once => "aRefusedHandshakeIsRetriedAndReportedAtOnce",
-    three_refused_handshakes_before_any_open_fail_as_connect_failed => "threeRefusedHandshakesBeforeAnyOpenFailAsConnectFailed",
+    refused_handshakes_before_any_open_fail_as_connect_failed => "refusedHandshakesBeforeAnyOpenFailAsConnectFailed",
     an_expired_credential => "anExpiredCredential",
     a_fatal_close_is_terminal_without_a_retry => "aFatalCloseIsTerminalWithoutARetry",
     the_sessions_end_is_reprovisioned => "theSessionsEndIsReprovisioned",

@@ -35,6 +35,7 @@ scenarios! {
     a_spoken_answer_is_observable_step_by_step_without_text => "aSpokenAnswerIsObservableStepByStepWithoutText",
     a_barge_in_is_reported_with_its_cause_and_the_heard_part => "aBargeInIsReportedWithItsCauseAndTheHeardPart",
     a_transcriber_flap_is_reported_state_by_state => "aTranscriberFlapIsReportedStateByState",
+    listening_means_the_socket_opened_and_the_transcriber_is_in_sight => "listeningMeansTheSocketOpenedAndTheTranscriberIsInSight",
     a_scripted_final_gets_a_spoken_answer => "aScriptedFinalGetsASpokenAnswer",
     speech_start_during_the_answer_silences_it_and_history_keeps_the_heard_part => "speechStartDuringTheAnswerSilencesItAndHistoryKeepsTheHeardPart",
     tts_audio_resolving_after_an_interrupt_never_plays => "ttsAudioResolvingAfterAnInterruptNeverPlays",

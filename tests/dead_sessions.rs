@@ -273,15 +273,28 @@ fn transcriber_connect_timeouts_count_as_failed_connects() {
 }
 
 #[test]
-fn transcriber_before_any_open_a_dead_url_fails_at_once_as_connect_failed() {
+fn transcriber_before_any_open_a_second_dead_url_fails_as_connect_failed() {
     // A handshake refused every time (a wrong credential, no `protocols`): no socket ever opens.
+    // The first dead URL is re-provisioned (R5: it may be a stale one); the second is a mistake.
     let mut d = Drive::new(config());
     d.start();
     d.provisioned(URL);
     let mut reported = Vec::new();
     for _ in 0..3 {
         reported.extend(d.close(1006));
-        reported.extend(d.advance(1_000));
+        reported.extend(d.step());
+    }
+    assert_eq!(
+        d.t.state(),
+        State::Provisioning,
+        "a dead URL is re-provisioned"
+    );
+    d.provisioned("wss://stt.example/v2/live?token=2");
+    for _ in 0..3 {
+        reported.extend(d.close(1006));
+        if d.t.state() != State::Failed {
+            reported.extend(d.step());
+        }
     }
     let errors: Vec<TranscriberError> = reported
         .into_iter()
@@ -298,25 +311,47 @@ fn transcriber_before_any_open_a_dead_url_fails_at_once_as_connect_failed() {
     };
     assert_eq!(
         errors,
-        [failed(1, false), failed(2, false), failed(3, true)],
-        "each at once, the third terminal"
+        [
+            failed(1, false),
+            failed(2, false),
+            failed(3, false),
+            failed(1, false),
+            failed(2, false),
+            failed(3, true)
+        ],
+        "each at once, the last of the second URL terminal"
     );
     assert_eq!(d.t.state(), State::Failed);
     assert_eq!(
         d.count(&Action::Provision),
-        1,
-        "no new session for a mistake"
+        2,
+        "one new session, none for the mistake"
     );
-    assert_eq!(d.connects().len(), 3);
+    assert_eq!(d.connects().len(), 6);
     assert!(errors[0]
         .to_string()
         .contains("check the credential and `protocols`"));
-    assert!(errors[2]
+    assert!(errors[5]
         .to_string()
         .contains("no gladia socket ever opened"));
-    assert_eq!(errors[2].code(), "connect_failed");
-    assert!(!errors[0].is_terminal() && errors[2].is_terminal());
+    assert_eq!(errors[5].code(), "connect_failed");
+    assert!(!errors[0].is_terminal() && errors[5].is_terminal());
     assert_eq!(d.advance(600_000), [], "nothing ever happens again");
+}
+
+#[test]
+fn transcriber_a_stale_first_url_is_reprovisioned_and_opens() {
+    let mut d = Drive::new(config());
+    d.start();
+    d.provisioned(URL);
+    for _ in 0..3 {
+        d.close(1006);
+        d.step();
+    }
+    d.provisioned("wss://stt.example/v2/live?token=2");
+    d.open();
+    assert_eq!(d.t.state(), State::Open);
+    assert_eq!(d.count(&Action::Provision), 2);
 }
 
 #[test]

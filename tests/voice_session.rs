@@ -59,7 +59,7 @@ fn synthesized(actions: &[SessionAction]) -> Vec<(String, String)> {
 }
 
 fn started(session: &mut SessionCore, now: Millis) {
-    session.voice_at(now).start();
+    session.start(now);
     drain(session);
 }
 
@@ -334,4 +334,76 @@ fn one_timer_for_the_three_parts() {
         s.poll_timeout(),
         Some(Millis(config.attempt_timeout_ms + tts))
     );
+}
+
+/// `listening` means the transcriber's socket opened: not while it provisions and connects, nor
+/// when every handshake is refused.
+#[test]
+fn a_session_with_a_transcriber_listens_once_its_socket_opened() {
+    let mut s = session(true);
+    started(&mut s, Millis(0));
+    s.transcriber_at(Millis(0)).unwrap().start(Millis(0));
+    drain(&mut s);
+    assert_eq!(s.voice().state(), VoiceState::Idle, "provisioning");
+    s.transcriber_at(Millis(5))
+        .unwrap()
+        .on_provisioned("wss://stt.example/v2/live?token=one", Millis(5));
+    drain(&mut s);
+    assert_eq!(s.voice().state(), VoiceState::Idle, "connecting");
+    s.transcriber_at(Millis(6)).unwrap().on_open(Millis(6));
+    let actions = drain(&mut s);
+    assert_eq!(s.voice().state(), VoiceState::Listening, "open");
+    assert!(actions
+        .iter()
+        .any(|action| *action
+            == SessionAction::Voice(VoiceAction::StateChanged(VoiceState::Listening))));
+    s.transcriber_at(Millis(9_000))
+        .unwrap()
+        .on_close(1006, Millis(9_000));
+    drain(&mut s);
+    assert_eq!(
+        s.voice().state(),
+        VoiceState::Listening,
+        "an outage later is the transcriber's state, not the session's"
+    );
+
+    let mut typed = session(false);
+    started(&mut typed, Millis(0));
+    assert_eq!(
+        typed.voice().state(),
+        VoiceState::Listening,
+        "typed input only: at once"
+    );
+}
+
+#[test]
+fn a_session_whose_socket_never_opens_fails_without_listening() {
+    let mut s = session(true);
+    started(&mut s, Millis(0));
+    s.transcriber_at(Millis(0)).unwrap().start(Millis(0));
+    drain(&mut s);
+    let mut now = 1;
+    let mut states = Vec::new();
+    for url in [
+        "wss://stt.example/v2/live?token=one",
+        "wss://stt.example/v2/live?token=two",
+    ] {
+        s.transcriber_at(Millis(now))
+            .unwrap()
+            .on_provisioned(url, Millis(now));
+        for _ in 0..3 {
+            now += 1;
+            s.transcriber_at(Millis(now))
+                .unwrap()
+                .on_close(1006, Millis(now));
+            now += 30_000;
+            s.handle_timeout(Millis(now));
+            states.extend(drain(&mut s).into_iter().filter_map(|action| match action {
+                SessionAction::Voice(VoiceAction::StateChanged(state)) => Some(state),
+                _ => None,
+            }));
+        }
+    }
+    assert_eq!(states, [VoiceState::Failed], "never listening, then failed");
+    assert_eq!(s.transcriber().unwrap().state(), SttState::Failed);
 }

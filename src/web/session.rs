@@ -19,7 +19,7 @@ use crate::web::controller::{ladder_io, AnyLadderHost, LadderIo};
 use crate::web::convert::{range_error, type_error};
 use crate::web::driver::{self, Driver, Handle, Machine};
 use crate::web::transcriber::options::parse_microphone_args;
-use crate::web::transcriber::{push_audio, TranscriberIo};
+use crate::web::transcriber::{push_audio, stats_object, TranscriberIo};
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
 use std::cell::{Cell, RefCell};
@@ -65,6 +65,8 @@ struct Shared {
     speech: RefCell<SpeechIo>,
     /// Set while the shell stops the engine: that stop reports its own `playback_ended`.
     stopping: Cell<bool>,
+    /// `start()` was called: a second one opens no second microphone.
+    started: Cell<bool>,
 }
 
 /// A voice agent in one object: listens, runs turns, speaks, falls silent when the user talks
@@ -135,6 +137,7 @@ impl VoiceSession {
                 app,
                 speech: RefCell::new(SpeechIo::default()),
                 stopping: Cell::new(false),
+                started: Cell::new(false),
             }
         });
         *slot.borrow_mut() = Rc::downgrade(&shared);
@@ -168,13 +171,12 @@ impl VoiceSession {
             Ok(microphone) => microphone,
             Err(error) => return Promise::reject(&error),
         };
-        match shared.state() {
-            VoiceState::Idle => {}
-            state if state.is_terminal() => {
-                return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
-            }
+        if shared.state().is_terminal() {
+            return Promise::reject(&dom_error("InvalidStateError", "the session has stopped"));
+        }
+        if shared.started.get() {
             // Started already: a second start opens no second microphone.
-            _ => return Promise::resolve(&JsValue::UNDEFINED),
+            return Promise::resolve(&JsValue::UNDEFINED);
         }
         let needs_transcriber = !matches!(microphone, Microphone::None);
         if needs_transcriber && shared.stt.is_none() {
@@ -182,7 +184,8 @@ impl VoiceSession {
                 "options.provision is needed to listen; use start({ microphone: false }) for typed input",
             ));
         }
-        shared.voice_input(|voice, _| voice.start());
+        shared.started.set(true);
+        driver::input(&shared, |core, now| core.start(now));
         let connected = shared.stt.as_ref().map(|stt| {
             stt.start(&*shared, || {
                 driver::input(&shared, |core, now| {
@@ -294,6 +297,19 @@ impl VoiceSession {
             .to_owned()
     }
 
+    /// The transcriber's state (`LiveTranscriber.state`): `"connecting"`, `"backoff"`, … while
+    /// the session may say `listening`; `null` for a session without `provision`.
+    #[wasm_bindgen(getter = transcriberState, unchecked_return_type = "TranscriberState | null")]
+    pub fn transcriber_state(&self) -> JsValue {
+        self.read_transcriber(|stt| JsValue::from_str(stt.state().as_str()))
+    }
+
+    /// The transcriber's counters (`LiveTranscriber.stats`); `null` without `provision`.
+    #[wasm_bindgen(getter = transcriberStats, unchecked_return_type = "TranscriberStats | null")]
+    pub fn transcriber_stats(&self) -> JsValue {
+        self.read_transcriber(|stt| stats_object(&stt.stats()))
+    }
+
     /// The chat messages routes with `shareHistory` see: what the user said, and what of each
     /// answer the user heard.
     #[wasm_bindgen(getter, unchecked_return_type = "ChatMessage[]")]
@@ -328,6 +344,14 @@ impl VoiceSession {
 impl VoiceSession {
     fn shared(&self) -> Option<Rc<Shared>> {
         self.shared.get()
+    }
+
+    /// Reads the session's transcriber: `null` without one, or once freed.
+    fn read_transcriber(&self, read: impl FnOnce(&Transcriber) -> JsValue) -> JsValue {
+        self.shared()
+            .and_then(|shared| shared.driver.read(|core| core.transcriber().map(read)))
+            .flatten()
+            .unwrap_or(JsValue::NULL)
     }
 }
 

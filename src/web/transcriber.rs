@@ -233,20 +233,24 @@ impl LiveTranscriber {
     /// Counters since creation.
     #[wasm_bindgen(getter, unchecked_return_type = "TranscriberStats")]
     pub fn stats(&self) -> JsValue {
-        let stats = self.snapshot().1;
-        let number = |value: u64| value as f64;
-        JsObject::new()
-            .set("framesSent", number(stats.frames_sent))
-            .set("framesResent", number(stats.frames_resent))
-            .set("framesBuffered", number(stats.frames_buffered))
-            .set("framesDropped", number(stats.frames_dropped))
-            .set("framesDiscarded", number(stats.frames_discarded))
-            .set("connections", number(stats.connections))
-            .set("provisions", number(stats.provisions))
-            .set("malformedMessages", number(stats.malformed_messages))
-            .set("unknownMessages", number(stats.unknown_messages))
-            .build()
+        stats_object(&self.snapshot().1)
     }
+}
+
+/// The counters as JS sees them (`TranscriberStats`).
+pub(crate) fn stats_object(stats: &Stats) -> JsValue {
+    let number = |value: u64| value as f64;
+    JsObject::new()
+        .set("framesSent", number(stats.frames_sent))
+        .set("framesResent", number(stats.frames_resent))
+        .set("framesBuffered", number(stats.frames_buffered))
+        .set("framesDropped", number(stats.frames_dropped))
+        .set("framesDiscarded", number(stats.frames_discarded))
+        .set("connections", number(stats.connections))
+        .set("provisions", number(stats.provisions))
+        .set("malformedMessages", number(stats.malformed_messages))
+        .set("unknownMessages", number(stats.unknown_messages))
+        .build()
 }
 
 impl LiveTranscriber {

@@ -311,8 +311,8 @@ export interface VoiceSessionOptions {
   destination?: AudioNode;
   /** TurnController options; the session sets `recoveryText`, `onSentence`, `onAcceptedText`, `onRecovery` and `onError` (a throwing `controller.onEvent` goes to the session's `onError`). */
   controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery" | "onError">>;
-  /** LiveTranscriber options; the session sets `provision` and the callbacks. */
-  transcriber?: Partial<Omit<LiveTranscriberOptions, "provision" | "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
+  /** LiveTranscriber options, `protocol` above all; `provision` here or at the top level (one of them); the session sets the callbacks. */
+  transcriber?: Partial<Omit<LiveTranscriberOptions, "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
   /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */
   bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
   /** A `synthesize` call slower than this is aborted and its sentence skipped; so is a stream that brings no bytes for this long. Default 8000. */

@@ -155,17 +155,19 @@ const scenarios = {
     transcriber.free();
   }),
 
-  threeRefusedHandshakesBeforeAnyOpenFailAsConnectFailed: forEach(all, async (p, { devstack, make }) => {
-    // No socket ever opened: a credential or `protocols` mistake a new session would repeat.
-    const app = backend(devstack, p.name, "mock_refuse_upgrade=401&mock_times=3");
+  refusedHandshakesBeforeAnyOpenFailAsConnectFailed: forEach(all, async (p, { devstack, make }) => {
+    // No socket ever opened: the first dead URL is re-provisioned (R5; it may be stale), a second
+    // fresh one refused as well is a credential or `protocols` mistake a third would repeat.
+    const app = backend(devstack, p.name, "mock_refuse_upgrade=401&mock_times=6");
     const events = recorder();
     const transcriber = make({ protocol: p.name, provision: app.provision, policy: FAST, ...events });
     const error = await transcriber.start().then(() => null, (rejection) => rejection);
     assert(error, `${p.name}: start() rejects`);
     assertEq([error.code, error.terminal, transcriber.state], ["connect_failed", true, "failed"], `${p.name}: terminal connect_failed`);
-    assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.attempt]), [["connect_failed", false, 1], ["connect_failed", false, 2], ["connect_failed", true, 3]], `${p.name}: each refusal at once, the third terminal`);
-    assertEq(app.reasons, ["start", ...reconnects(p, 2)], `${p.name}: no new session for a mistake`);
-    assertEq((await app.stats()).refused, 3, `${p.name}: three refused`);
+    const perUrl = (last) => [["connect_failed", false, 1], ["connect_failed", false, 2], ["connect_failed", last, 3]];
+    assertEq(events.log.errors.map((e) => [e.code, e.terminal, e.attempt]), [...perUrl(false), ...perUrl(true)], `${p.name}: each refusal at once, the second URL's third terminal`);
+    assertEq(app.reasons, ["start", ...reconnects(p, 2), "session_over", ...reconnects(p, 2)], `${p.name}: one new session, none for the mistake`);
+    assertEq((await app.stats()).refused, 6, `${p.name}: six refused`);
     transcriber.free();
   }),
 
@@ -334,9 +336,9 @@ const scenarios = {
     const session = makeSession({
       routes: [{ name: "r", generate: async () => "Noted." }],
       recoveryText: "Sorry?",
-      provision: app.provision,
       synthesize: () => new ArrayBuffer(8),
-      transcriber: { protocol: p.name, policy: FAST, workletUrl: "/never-loaded.js" },
+      // As the recipes write it: the protocol and the provision for it side by side.
+      transcriber: { protocol: p.name, provision: app.provision, policy: FAST, workletUrl: "/never-loaded.js" },
     });
     await session.start({ microphone: false });
     assertEq(app.reasons, ["start"], `${p.name}: provisioned through the session`);

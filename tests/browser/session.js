@@ -3,7 +3,7 @@
 // TTS (a tone of 60 ms per character), and a real AudioContext whose source starts and stops are
 // recorded. `ctx` is `{ devstack, make }`, `make(options)` being `new VoiceSession(options)`.
 
-import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn } from "./support.js";
+import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn, FAST } from "./support.js";
 import { NO_AUDIO, runningContext, sourceRecorder, synthesizeFrom, untilAudioTime } from "./audio.js";
 
 const RECOVERY = "Sorry, could you say that again?";
@@ -556,6 +556,45 @@ const scenarios = {
     session.free();
   },
 
+  async listeningMeansTheSocketOpenedAndTheTranscriberIsInSight({ devstack, make }) {
+    const base = { routes: [route(() => "x")], recoveryText: RECOVERY, synthesize: () => new ArrayBuffer(8) };
+    const order = [];
+    const traced = {
+      onStateChange: (state) => order.push(`session:${state}`),
+      onEvent: (event) => event.type === "transcriber_state" && order.push(`transcriber:${event.state}`),
+    };
+    const app = backend(devstack);
+    const session = make({ ...base, provision: app.provision, ...traced });
+    assertEq([session.state, session.transcriberState, session.transcriberStats.connections], ["idle", "idle", 0], "before start");
+    const started = session.start({ microphone: false });
+    assertEq(session.state, "idle", "not listening while it provisions");
+    await started;
+    assertEq(order.slice(0, 4), ["transcriber:provisioning", "transcriber:connecting", "transcriber:open", "session:listening"], "listening once the socket opened");
+    assertEq([session.state, session.transcriberState], ["listening", "open"], "both in sight");
+    speak(session, 10);
+    await until(() => session.transcriberStats.framesSent >= 10, 3000, "frames counted");
+    assertEq([session.transcriberStats.provisions, session.transcriberStats.connections], [1, 1], "the transcriber's counters");
+    await session.stop();
+    assertEq(session.transcriberState, "stopped", "stopped");
+    session.free();
+    assertEq([session.transcriberState, session.transcriberStats], [null, null], "freed");
+
+    // Every handshake refused: never listening; start() rejects with the terminal connect_failed.
+    const states = [];
+    const refused = make({ ...base, provision: backend(devstack, "upgrade404").provision, transcriber: { policy: FAST }, onStateChange: (state) => states.push(state) });
+    const error = await refused.start({ microphone: false }).then(() => null, (rejection) => rejection);
+    assertEq([error?.code, error?.terminal, refused.state, refused.transcriberState], ["connect_failed", true, "failed", "failed"], "failed, never listening");
+    assertEq(states, ["failed"], "no listening on the way");
+    assertEq(refused.transcriberStats.connections, 6, "three connects to each of two URLs");
+    refused.free();
+
+    const typed = make(base);
+    assertEq([typed.transcriberState, typed.transcriberStats], [null, null], "typed input only: no transcriber");
+    await typed.start({ microphone: false });
+    assertEq(typed.state, "listening", "typed input only listens at once");
+    typed.free();
+  },
+
   async aScriptedFinalGetsASpokenAnswer({ devstack, make }) {
     return withAudio(async (context, sources) => {
       const app = backend(devstack);
@@ -886,6 +925,9 @@ const scenarios = {
       ["controller", { ...base, controller: 5 }, TypeError, /options\.controller/],
       ["controller field", { ...base, controller: { turnDeadlineMs: -1 } }, RangeError, /options\.controller\.turnDeadlineMs/],
       ["transcriber", { ...base, provision: () => ({}), transcriber: { bufferMs: -1 } }, RangeError, /options\.transcriber\.bufferMs/],
+      ["transcriber.provision", { ...base, transcriber: { provision: "url" } }, TypeError, /options\.transcriber\.provision/],
+      ["protocol at the top level", { ...base, protocol: "deepgram" }, TypeError, /options\.transcriber\.protocol/],
+      ["two provisions", { ...base, provision: () => ({}), transcriber: { provision: () => ({}) } }, TypeError, /options\.provision and options\.transcriber\.provision/],
       ["bargeIn", { ...base, bargeIn: true }, TypeError, /options\.bargeIn/],
       ["minPartialChars", { ...base, bargeIn: { minPartialChars: 0 } }, RangeError, /options\.bargeIn\.minPartialChars/],
       ["echoGuardMs", { ...base, bargeIn: { echoGuardMs: -5 } }, RangeError, /options\.bargeIn\.echoGuardMs/],

@@ -76,23 +76,24 @@ function recordMicrophones() {
 
 const scenarios = {
   async aDeadTokenFromTheStartFailsAsConnectFailed({ devstack, make }) {
-    // Every upgrade of the session is refused with 404 and no socket ever opened: a mistake in
-    // what provision() returns, which a new session would repeat. start() settles within
-    // maxFailedConnects connects instead of R3's nine.
+    // Every upgrade of every session is refused with 404 and no socket ever opened: the first dead
+    // URL is re-provisioned (R5), the second is a mistake in what provision() returns, which a
+    // third session would repeat. start() settles within 2 × maxFailedConnects connects, not R3's nine.
     const app = backend(devstack, "upgrade404");
     const events = recorder();
     const transcriber = make({ provision: app.provision, policy: FAST, ...events });
     const error = await rejectionOf(transcriber.start(), "start");
     assertEq([error.code, error.terminal, transcriber.state, error.protocol, error.attempts], ["connect_failed", true, "failed", "gladia", 3], "terminal connect_failed");
     assert(/no gladia socket ever opened/.test(error.message) && /check the credential and `protocols`/.test(error.message), `message says why and the fix: ${error.message}`);
-    assertEq(events.log.errors.map((e) => [e.code, e.terminal]), [["connect_failed", false], ["connect_failed", false], ["connect_failed", true]], "each refusal reported at once");
+    const perUrl = (last) => [["connect_failed", false], ["connect_failed", false], ["connect_failed", last]];
+    assertEq(events.log.errors.map((e) => [e.code, e.terminal]), [...perUrl(false), ...perUrl(true)], "each refusal reported at once");
     assertEq(events.log.errors.at(-1), error, "the same error went to onError");
     await sleep(300);
-    assertEq(app.calls.length, 1, "no re-provision for a mistake");
+    assertEq(app.calls.length, 2, "one re-provision, none for the mistake");
     const refused = [];
     for (const id of app.sessions) refused.push((await sessionStats(devstack, id)).refused);
-    assertEq(refused, [3], "maxFailedConnects (3) upgrades, each refused with 404");
-    assertEq([transcriber.stats.provisions, transcriber.stats.connections], [1, 3], "client counts");
+    assertEq(refused, [3, 3], "maxFailedConnects (3) upgrades per session, each refused with 404");
+    assertEq([transcriber.stats.provisions, transcriber.stats.connections], [2, 6], "client counts");
     assert(!events.log.states.includes("open"), "never open");
     transcriber.free();
     await stillServes(devstack, make);

@@ -1,6 +1,6 @@
 // docs/providers.md's recipes, one per speech-to-text protocol, executed as written: each
 // provider's backend route (a block for the end of the README's server.mjs) and the page's two
-// options (`transcriber: { protocol }` and `provision`, in place of Gladia's in the README's
+// options (`transcriber: { protocol, provision }`, in place of Gladia's in the README's
 // VoiceSession quick start).
 //
 // - Every protocol in www/protocols/ has a recipe, and Gladia's route is the README server's own.
@@ -64,14 +64,15 @@ const descriptors = await loadDescriptors();
 const prefixOf = (name) => name.split("-")[0].toUpperCase();
 const keyOf = (name) => `key-of-${prefixOf(name).toLowerCase()}`;
 
-/** The quick start with `page` (the recipe's lines) in place of its `transcriber` and `provision` lines. */
+/** The quick start with `page` (the recipe's lines) in place of its `transcriber: { … }` block. */
 export function withPageOptions(quickStart, page) {
   const lines = quickStart.split("\n");
-  const at = lines.findIndex((line) => /^\s*transcriber: \{ protocol: "gladia" \},/.test(line));
-  assert.ok(at > 0 && /^\s*provision: /.test(lines[at + 1]), "the quick start has Gladia's transcriber and provision lines, one after the other");
+  const at = lines.findIndex((line) => /^\s*transcriber: \{$/.test(line));
+  const end = lines.findIndex((line, index) => index > at && /^\s*\},$/.test(line));
+  assert.ok(at > 0 && /^\s*protocol: "gladia",/.test(lines[at + 1]) && /^\s*provision: /.test(lines[at + 2]) && end === at + 3, "the quick start has Gladia's transcriber block: protocol and provision");
   const indent = /^\s*/.exec(lines[at])[0];
   const replacement = page.trimEnd().split("\n").map((line) => indent + line);
-  return [...lines.slice(0, at), ...replacement, ...lines.slice(at + 2)].join("\n");
+  return [...lines.slice(0, at), ...replacement, ...lines.slice(end + 1)].join("\n");
 }
 
 /**

@@ -8,14 +8,13 @@ import {
   type TranscriberProtocol,
 } from "turnguard";
 
-// Deepgram: the app's backend mints a short-lived JWT per connect (reason "start" or "reconnect").
+// Deepgram, as its recipe in docs/providers.md: the app's backend mints a short-lived token per
+// connect (reason "start" or "reconnect") and answers the socket's whole description.
 const deepgram: Provisioner = async ({ signal, reason }) => {
   const why: ProvisionReason = reason;
-  const { token } = await (await fetch(`/api/deepgram-token?reason=${why}`, { method: "POST", signal })).json();
-  return {
-    url: "wss://api.deepgram.com/v1/listen?model=nova-3&encoding=linear16&sample_rate=16000&interim_results=true&utterance_end_ms=1000",
-    protocols: ["bearer", token as string],
-  };
+  const response = await fetch("/api/stt/deepgram", { method: "POST", signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ reason: why }) });
+  const { url, protocols } = (await response.json()) as { url: string; protocols: string[] };
+  return { url, protocols };
 };
 
 const protocol: TranscriberProtocol = "deepgram";

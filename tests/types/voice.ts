@@ -15,7 +15,7 @@ const session = new VoiceSession({
   provision: async ({ signal }) => (await fetch("/api/stt", { method: "POST", signal })).json(),
   synthesize,
   controller: { turnDeadlineMs: 8000 },
-  transcriber: { bufferMs: 5000 },
+  transcriber: { protocol: "gladia", bufferMs: 5000 },
   bargeIn: { minPartialChars: 3, echoGuardMs: 200 },
   onStateChange: (state: VoiceSessionState) => console.log(state),
   onCaption: (text, isFinal) => console.log(text, isFinal),
@@ -31,6 +31,14 @@ const session = new VoiceSession({
   onHeard: (turnId, heardText) => console.log(turnId, heardText.length),
 });
 await session.start({ microphone: false });
+
+// The recipes' shape: the protocol and its provision side by side.
+new VoiceSession({
+  routes: [{ name: "primary", generate: ({ input }) => input }],
+  recoveryText: "Sorry?",
+  synthesize,
+  transcriber: { protocol: "deepgram", provision: async ({ signal, reason }) => (await fetch("/api/stt/deepgram", { method: "POST", signal, body: JSON.stringify({ reason }) })).json() },
+}).free();
 await session.attachMicrophone(await navigator.mediaDevices.getUserMedia({ audio: true }));
 session.sendText("hello");
 session.interrupt();

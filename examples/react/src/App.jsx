@@ -24,8 +24,10 @@ const agentOptions = () => ({
   ],
   recoveryText: "Sorry, I lost my train of thought. Could you say that again?",
   // The backend's { url, protocols?, config? } for the provider, unchanged (docs/providers.md).
-  transcriber: { protocol: "gladia" },
-  provision: async ({ signal, reason }) => (await post("/api/stt/gladia", { reason }, signal)).json(),
+  transcriber: {
+    protocol: "gladia",
+    provision: async ({ signal, reason }) => (await post("/api/stt/gladia", { reason }, signal)).json(),
+  },
   synthesize: async (text, { signal }) =>
     (await post("/api/tts", { model: "gpt-4o-mini-tts", voice: "alloy", input: text }, signal)).arrayBuffer(),
 });

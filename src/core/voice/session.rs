@@ -42,6 +42,8 @@ pub struct SessionCore {
     stt: Option<Transcriber>,
     /// The time of the last input: routing at poll time feeds the next part at it.
     now: Millis,
+    /// `start()` was called with a transcriber: the session listens once its socket opens.
+    listen_on_open: bool,
 }
 
 impl SessionCore {
@@ -52,6 +54,7 @@ impl SessionCore {
             voice,
             stt,
             now: Millis(0),
+            listen_on_open: false,
         }
     }
 
@@ -248,9 +251,24 @@ impl SessionCore {
                 if state == SttState::Failed {
                     self.voice_at(now).on_transcriber_failed(now);
                 }
+                if state == SttState::Open && std::mem::take(&mut self.listen_on_open) {
+                    self.voice_at(now).start();
+                }
                 Some(SessionAction::Stt(transcriber::Action::StateChanged(state)))
             }
             other => Some(SessionAction::Stt(other)),
+        }
+    }
+
+    /// The session starts: it says `listening` at once with typed input only, else once the
+    /// transcriber's socket opened for the first time (not while it provisions or connects, nor
+    /// when its credential is refused). The shell starts the transcriber itself.
+    pub fn start(&mut self, now: Millis) {
+        self.advance(now);
+        if self.stt.is_some() {
+            self.listen_on_open = true;
+        } else {
+            self.voice.start();
         }
     }
 

@@ -91,8 +91,8 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         config.echo_guard_ms = barge_in.non_negative_ms("echoGuardMs", config.echo_guard_ms)?;
     }
     let controller = copy_object(&fields, "controller")?;
-    let provision = fields.optional_function("provision")?;
     let transcriber = copy_object(&fields, "transcriber")?;
+    let provision = session_provision(&fields, &transcriber)?;
     let (audio_context, destination) = audio_options(&fields)?;
 
     // The ladder: `options.routes` and `options.controller`, with the session's recovery text.
@@ -142,6 +142,27 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         audio_context,
         destination,
     })
+}
+
+/// `provision` at the top level, or in `transcriber` with the protocol it provisions for; one.
+fn session_provision(
+    fields: &Fields<'_>,
+    transcriber: &Object,
+) -> Result<Option<Function>, JsValue> {
+    if !fields.get("protocol")?.is_undefined() {
+        // Silently ignored, it would leave the default protocol speaking to another server.
+        return Err(type_error(
+            "options.protocol is not a VoiceSession option: give it as options.transcriber.protocol",
+        ));
+    }
+    let top = fields.optional_function("provision")?;
+    let nested = Fields::of(transcriber, "options.transcriber")?.optional_function("provision")?;
+    match (top, nested) {
+        (Some(_), Some(_)) => Err(type_error(
+            "options.provision and options.transcriber.provision: give one of them",
+        )),
+        (top, nested) => Ok(top.or(nested)),
+    }
 }
 
 fn set(object: &Object, key: &str, value: &JsValue) {

@@ -118,6 +118,8 @@ pub struct Transcriber {
     events: Vec<Event>,
     /// A socket opened at least once: a dead URL is an outage from then on, not a mistake.
     ever_opened: bool,
+    /// URLs found dead (R5) while no socket had opened yet.
+    dead_urls_before_open: u32,
     /// What the current connection's messages were: one the protocol knows, and how many it
     /// does not know (for [`TranscriberError::UnexpectedMessages`], reported once).
     known_messages: bool,
@@ -165,6 +167,7 @@ impl Transcriber {
             last_close: None,
             events: Vec::new(),
             ever_opened: false,
+            dead_urls_before_open: 0,
             known_messages: false,
             unexpected_messages: 0,
             unexpected_reported: false,

@@ -116,8 +116,9 @@ pub enum TranscriberError {
     },
     /// A socket closed before it opened: its handshake was refused (a wrong or expired
     /// credential, missing subprotocols, a dead URL) or the server did not answer. Reported for
-    /// each such connect; terminal when no socket of the transcriber ever opened and the first
-    /// session's URL failed `attempts` times in a row (a configuration error, not an outage).
+    /// each such connect; terminal when no socket of the transcriber ever opened and two
+    /// sessions' URLs in turn failed `attempts` times in a row (R5 re-provisions the first): a
+    /// configuration error, not an outage.
     ConnectFailed {
         /// The protocol spoken.
         protocol: &'static str,
@@ -213,8 +214,8 @@ impl fmt::Display for TranscriberError {
                 protocol, attempts, ..
             } => write!(
                 f,
-                "no {protocol} socket ever opened: {attempts} connects in a row were refused or \
-                 not answered; check the credential and `protocols` that provision() returns, \
+                "no {protocol} socket ever opened: {attempts} connects in a row to each of two \
+                 fresh urls were refused or not answered; check the credential and `protocols` that provision() returns, \
                  and the url; gave up"
             ),
             TranscriberError::UnexpectedMessages {

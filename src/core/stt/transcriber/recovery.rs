@@ -7,6 +7,10 @@ use crate::core::stt::protocol::{classify_close, CloseClass, Credentials};
 use crate::core::stt::reconnect::{Decision, ReconnectAction, ReconnectReason};
 use crate::core::time::Millis;
 
+/// Dead URLs (R5) before any socket opened that make the transcriber fail: the first is
+/// re-provisioned, the second fresh one refused as well names a mistake.
+const DEAD_URLS_BEFORE_OPEN: u32 = 2;
+
 impl Transcriber {
     pub(super) fn provision(&mut self, now: Millis) {
         self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
@@ -44,16 +48,21 @@ impl Transcriber {
             return self.fail(TranscriberError::FatalClose { code });
         }
         if never_opened && class != CloseClass::SessionOver {
-            // R5 counts it. Before any socket ever opened, a dead URL is a mistake (a credential,
-            // the subprotocols, the protocol, the URL) that a new session would repeat: fail.
-            let first_url_dead = !self.ever_opened && decision.reason == ReconnectReason::DeadUrl;
+            // R5 counts it, and re-provisions a dead URL: one stale URL is an outage. Before any
+            // socket ever opened, a fresh URL refused the same way is a mistake (a credential,
+            // the subprotocols, the protocol, the URL) that a third session would repeat: fail.
+            let url_dead = decision.reason == ReconnectReason::DeadUrl;
+            if url_dead && !self.ever_opened {
+                self.dead_urls_before_open += 1;
+            }
+            let terminal = url_dead && self.dead_urls_before_open >= DEAD_URLS_BEFORE_OPEN;
             let error = TranscriberError::ConnectFailed {
                 protocol: self.profile.name,
                 attempt,
                 attempts: self.config.reconnect.max_failed_connects.max(1),
-                terminal: first_url_dead,
+                terminal,
             };
-            if first_url_dead {
+            if terminal {
                 return self.fail(error);
             }
             self.actions.push_back(Action::Error(error));
