@@ -34,6 +34,7 @@ async fn scenario(name: &str) {
 
 scenarios! {
     a_dead_token_from_the_start_fails_as_connect_failed => "aDeadTokenFromTheStartFailsAsConnectFailed",
+    a_backend_without_cors_is_named_at_the_first_failure => "aBackendWithoutCorsIsNamedAtTheFirstFailure",
     end_session_in_use_reprovisions_never_the_old_url => "endSessionInUseReprovisionsNeverTheOldUrl",
     end_session_every_time_fails_with_dead_session => "endSessionEveryTimeFailsWithDeadSession",
     provision_that_never_settles_is_aborted_retried_then_fails => "provisionThatNeverSettlesIsAbortedRetriedThenFails",

@@ -466,3 +466,57 @@ fn transcriber_text_over_max_message_bytes_is_malformed_and_skipped() {
         "the next message is read"
     );
 }
+
+#[test]
+fn transcriber_an_unreachable_backend_is_said_once_at_the_first_failure() {
+    // `fetch` rejects with a TypeError: no network, or a backend of another origin without CORS.
+    let errors = |actions: Vec<Action>| -> Vec<TranscriberError> {
+        actions
+            .into_iter()
+            .filter_map(|action| match action {
+                Action::Error(error) => Some(error),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut d = Drive::new(config());
+    d.start();
+    d.t.on_provision_unreachable(d.now);
+    let unreachable = TranscriberError::ProvisionUnreachable { attempts: 5 };
+    assert_eq!(
+        errors(d.take()),
+        std::slice::from_ref(&unreachable),
+        "at the first failure"
+    );
+    assert_eq!(d.t.state(), State::Backoff, "L7 retries it");
+    assert!(!unreachable.is_terminal());
+    assert_eq!(unreachable.code(), "provision_unreachable");
+    assert!(unreachable.to_string().contains("CORS"));
+    d.step();
+    d.t.on_provision_unreachable(d.now);
+    assert_eq!(errors(d.take()), [], "said once while it lasts");
+
+    // A provision that succeeded ends the run: a later outage is said again.
+    d.step();
+    d.provisioned(URL);
+    d.open();
+    d.t.on_close(4001, d.now); // Gladia: the session is over
+    d.step();
+    d.t.on_provision_unreachable(d.now);
+    assert_eq!(errors(d.take()), [unreachable]);
+
+    // The last attempt is the terminal error alone.
+    let mut d = Drive::new(TranscriberConfig {
+        reconnect: ReconnectConfig {
+            max_provision_attempts: 1,
+            ..config().reconnect
+        },
+        ..config()
+    });
+    d.start();
+    d.t.on_provision_unreachable(d.now);
+    assert_eq!(
+        errors(d.take()),
+        [TranscriberError::ProvisionExhausted { attempts: 1 }]
+    );
+}

@@ -353,10 +353,8 @@ fn a_session_with_a_transcriber_listens_once_its_socket_opened() {
     s.transcriber_at(Millis(6)).unwrap().on_open(Millis(6));
     let actions = drain(&mut s);
     assert_eq!(s.voice().state(), VoiceState::Listening, "open");
-    assert!(actions
-        .iter()
-        .any(|action| *action
-            == SessionAction::Voice(VoiceAction::StateChanged(VoiceState::Listening))));
+    let listening = SessionAction::Voice(VoiceAction::StateChanged(VoiceState::Listening));
+    assert!(actions.contains(&listening));
     s.transcriber_at(Millis(9_000))
         .unwrap()
         .on_close(1006, Millis(9_000));

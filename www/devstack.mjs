@@ -113,6 +113,13 @@ async function route(ctx, rootDir, reset, req, res) {
   const url = requestUrl(req);
   const { pathname } = url;
 
+  // A backend of another origin that does not allow the page (troubleshooting's CORS case): the
+  // preflight and the request are answered without CORS headers, so a page's fetch rejects.
+  if (pathname === "/__no-cors") {
+    res.writeHead(req.method === "OPTIONS" ? 204 : 200, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(req.method === "OPTIONS" ? undefined : "{}");
+    return;
+  }
   if (req.method === "OPTIONS") {
     res.writeHead(204, corsHeaders(req));
     res.end();

@@ -178,6 +178,31 @@ const scenarios = {
     await stillServes(devstack, make);
   },
 
+  async aBackendWithoutCorsIsNamedAtTheFirstFailure({ devstack, make }) {
+    // The page's provision() posts JSON to a backend of another origin that does not allow it:
+    // fetch rejects with a TypeError at the preflight, each time.
+    const events = recorder();
+    let calls = 0;
+    const transcriber = make({
+      async provision({ signal }) {
+        calls += 1;
+        const response = await fetch(`${devstack}/__no-cors`, { method: "POST", signal, headers: { "content-type": "application/json" }, body: "{}" });
+        return response.json();
+      },
+      policy: FAST,
+      ...events,
+    });
+    const settled = transcriber.start().then(() => null, (error) => error);
+    await until(() => events.log.errors.length > 0, 5000, "an error at the first failure");
+    const [first] = events.log.errors;
+    assertEq([first.code, first.terminal, first.attempts, calls], ["provision_unreachable", false, 5, 1], "said at the first failure, not terminal");
+    assert(/CORS/.test(first.message) && /console/.test(first.message), `the message names CORS and where to look: ${first.message}`);
+    const error = await settled;
+    assertEq([error?.code, calls], ["provision_exhausted", 5], "retried by L7, then failed");
+    assertEq(events.log.errors.map((e) => e.code), ["provision_unreachable", "provision_exhausted"], "said once");
+    transcriber.free();
+  },
+
   async alwaysThrowingProvisionFailsAfterMaxProvisionAttempts({ devstack, make }) {
     let calls = 0;
     const events = recorder();

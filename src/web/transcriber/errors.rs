@@ -39,7 +39,10 @@ pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
         TranscriberError::ProvisionRejected { status } if *status > 0 => {
             number("status", f64::from(*status));
         }
-        TranscriberError::ProvisionExhausted { attempts } if *attempts > 0 => {
+        TranscriberError::ProvisionExhausted { attempts }
+        | TranscriberError::ProvisionUnreachable { attempts }
+            if *attempts > 0 =>
+        {
             number("attempts", f64::from(*attempts));
         }
         TranscriberError::FatalClose { code } => number("closeCode", f64::from(*code)),

@@ -290,7 +290,7 @@ impl TranscriberIo {
         // Every call the app's `provision()` settled is reported, whether its result still counts.
         host.provision_settled(match &outcome {
             Provisioned::Session { .. } => None,
-            Provisioned::Failed { status } => Some(*status),
+            Provisioned::Failed { status, .. } => Some(*status),
         });
         {
             let mut io = self.io.borrow_mut();
@@ -316,7 +316,11 @@ impl TranscriberIo {
                     stt.on_provisioned(&url, now)
                 });
             }
-            Provisioned::Failed { status } => {
+            Provisioned::Failed {
+                status: 0,
+                unreachable: true,
+            } => input(host, |stt, now| stt.on_provision_unreachable(now)),
+            Provisioned::Failed { status, .. } => {
                 input(host, |stt, now| stt.on_provision_failed(status, now));
             }
         }

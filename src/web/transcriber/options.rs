@@ -232,16 +232,18 @@ export interface TranscriptMeta {
  * `maxProvisionAttempts` times in a row (threw, network, timeout, 408, 429, 5xx).
  * `worklet_blocked` (not terminal; also rejects `attachMicrophone`): the capture worklet could not
  * load, usually a CSP whose `script-src` does not allow `blob:` — pass `workletUrl`.
+ * `provision_unreachable` (not terminal, once until a `provision()` succeeds): `provision()` rejected
+ * with a `TypeError`, as `fetch` does for no network or a CORS refusal; retried meanwhile.
  * `connect_failed`: a socket closed before it opened (a refused handshake: the credential, the
- * `protocols`, the URL); not terminal, but terminal when no socket ever opened and
- * `maxFailedConnects` connects in a row failed. `unexpected_messages` (not terminal, once): the
+ * `protocols`, the URL); not terminal, but terminal when no socket ever opened and a second URL
+ * failed `maxFailedConnects` connects in a row as well. `unexpected_messages` (not terminal, once): the
  * server's messages are not the chosen `protocol`'s; `messageType` says what arrived.
  */
 export interface TranscriberError extends Error {
   code:
     | "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error"
     | "dead_session" | "provision_exhausted" | "worklet_blocked" | "fatal_close" | "connect_failed"
-    | "unexpected_messages";
+    | "unexpected_messages" | "provision_unreachable";
   terminal: boolean;
   /** `provision_rejected`: the HTTP status. */
   status?: number;
@@ -251,7 +253,7 @@ export interface TranscriberError extends Error {
   totalFrames?: number;
   /** `callback_error`: which callback threw (the thrown value is the `cause`). */
   callback?: string;
-  /** `provision_exhausted`: the failures in a row; `connect_failed`: how many failed connects in a row make a URL dead. */
+  /** `provision_exhausted`: the failures in a row; `provision_unreachable`: how many end the transcriber; `connect_failed`: how many failed connects in a row make a URL dead. */
   attempts?: number;
   /** `connect_failed`: failed connects in a row on this URL so far. */
   attempt?: number;

@@ -19,8 +19,10 @@ pub(super) enum Provisioned {
         protocols: JsValue,
         config: JsValue,
     },
-    /// A failure with the HTTP status of the rejection, or 0 (network, timeout, a throw).
-    Failed { status: u16 },
+    /// A failure with the HTTP status of the rejection, or 0 (network, timeout, a throw);
+    /// `unreachable` when it rejected with a `TypeError`, as `fetch` does for no network or a
+    /// CORS refusal.
+    Failed { status: u16, unreachable: bool },
 }
 
 /// Calls `provision({ signal, reason })` now (the caller holds no borrow) and gives a promise of
@@ -47,6 +49,7 @@ pub(super) async fn outcome(settled: Promise) -> Provisioned {
         Ok(session) => session_of(&session),
         Err(error) => Provisioned::Failed {
             status: status_of(&error),
+            unreachable: error.is_instance_of::<js_sys::TypeError>(),
         },
     }
 }
@@ -56,7 +59,10 @@ pub(super) async fn outcome(settled: Promise) -> Provisioned {
 fn session_of(session: &JsValue) -> Provisioned {
     let fields = ["url", "id", "protocols", "config"].map(|key| read(session, key));
     let [Ok(url), Ok(id), Ok(protocols), Ok(config)] = fields else {
-        return Provisioned::Failed { status: 0 };
+        return Provisioned::Failed {
+            status: 0,
+            unreachable: false,
+        };
     };
     let strings = |list: &JsValue| {
         Array::is_array(list) && Array::from(list).every(&mut |item, _, _| item.is_string())

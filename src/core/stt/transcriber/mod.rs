@@ -118,6 +118,8 @@ pub struct Transcriber {
     events: Vec<Event>,
     /// A socket opened at least once: a dead URL is an outage from then on, not a mistake.
     ever_opened: bool,
+    /// `ProvisionUnreachable` was said since the last `provision()` that succeeded.
+    unreachable_reported: bool,
     /// URLs found dead (R5) while no socket had opened yet.
     dead_urls_before_open: u32,
     /// What the current connection's messages were: one the protocol knows, and how many it
@@ -168,6 +170,7 @@ impl Transcriber {
             events: Vec::new(),
             ever_opened: false,
             dead_urls_before_open: 0,
+            unreachable_reported: false,
             known_messages: false,
             unexpected_messages: 0,
             unexpected_reported: false,
@@ -248,6 +251,7 @@ impl Transcriber {
         }
         self.timers.provision = None;
         self.policy.on_provisioned();
+        self.unreachable_reported = false;
         if !is_socket_url(url) {
             return self.fail(TranscriberError::InvalidUrl);
         }
@@ -263,6 +267,24 @@ impl Transcriber {
             self.last_provision_status = http_status_or_zero;
             let decision = self.policy.on_provision_failed(http_status_or_zero, now);
             self.follow(decision, now);
+        }
+    }
+
+    /// `provision()` rejected with a `TypeError` (what `fetch` rejects with for no network or a
+    /// CORS refusal): as `on_provision_failed(0)`, and said once while it lasts, so the cause
+    /// shows before the retries run out.
+    pub fn on_provision_unreachable(&mut self, now: Millis) {
+        if self.state != State::Provisioning {
+            return;
+        }
+        self.on_provision_failed(0, now);
+        if self.state == State::Backoff && !self.unreachable_reported {
+            self.unreachable_reported = true;
+            let attempts = self.config.reconnect.max_provision_attempts.max(1);
+            self.actions
+                .push_back(Action::Error(TranscriberError::ProvisionUnreachable {
+                    attempts,
+                }));
         }
     }
 

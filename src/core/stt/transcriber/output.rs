@@ -98,6 +98,13 @@ pub enum TranscriberError {
         /// The status; 0 never gets here (network errors are retried).
         status: u16,
     },
+    /// `provision()` rejected with a `TypeError`, as `fetch` does when the backend cannot be
+    /// reached or another origin's CORS refuses the page. Said once, at the first such failure
+    /// (and again after a `provision()` succeeded); L7 retries it meanwhile.
+    ProvisionUnreachable {
+        /// How many failures in a row end the transcriber (`maxProvisionAttempts`).
+        attempts: u32,
+    },
     /// `provision()` resolved without a `ws://` or `wss://` URL, or the browser refused it.
     InvalidUrl,
     /// Sessions died by R5 (a URL that never opens, `end_session`) more often than
@@ -148,6 +155,7 @@ impl TranscriberError {
             TranscriberError::AudioDropped { .. } => "audio_dropped",
             TranscriberError::ReprovisionLimit => "reprovision_limit",
             TranscriberError::ProvisionRejected { .. } => "provision_rejected",
+            TranscriberError::ProvisionUnreachable { .. } => "provision_unreachable",
             TranscriberError::InvalidUrl => "invalid_url",
             TranscriberError::DeadSession => "dead_session",
             TranscriberError::ProvisionExhausted { .. } => "provision_exhausted",
@@ -160,9 +168,9 @@ impl TranscriberError {
     /// Whether the transcriber failed with it.
     pub fn is_terminal(&self) -> bool {
         match self {
-            TranscriberError::AudioDropped { .. } | TranscriberError::UnexpectedMessages { .. } => {
-                false
-            }
+            TranscriberError::AudioDropped { .. }
+            | TranscriberError::UnexpectedMessages { .. }
+            | TranscriberError::ProvisionUnreachable { .. } => false,
             TranscriberError::ConnectFailed { terminal, .. } => *terminal,
             _ => true,
         }
@@ -180,8 +188,27 @@ impl fmt::Display for TranscriberError {
                 "the live session ended too often within the re-provision window; gave up",
             ),
             TranscriberError::ProvisionRejected { status } => {
-                write!(f, "provision() failed with HTTP {status}; gave up")
+                write!(f, "provision() failed with HTTP {status}: ")?;
+                f.write_str(match status {
+                    404 | 405 => {
+                        "no such route: check the path provision() posts to (the recipes' \
+                         POST /api/stt/<protocol>) and that your backend routes on the path, not \
+                         the whole URL with its query"
+                    }
+                    401 | 403 => {
+                        "your backend refused the page, or the provider refused the key your \
+                         backend holds"
+                    }
+                    _ => "asking again will not help; check your backend's provisioning route",
+                })?;
+                f.write_str("; gave up")
             }
+            TranscriberError::ProvisionUnreachable { attempts } => write!(
+                f,
+                "provision() could not reach your backend: its fetch failed (no network, the \
+                 backend down, or a backend on another origin whose CORS does not allow this \
+                 page: the console names which); retrying, {attempts} failures in a row end it"
+            ),
             TranscriberError::InvalidUrl => {
                 f.write_str("provision() gave no usable ws:// or wss:// url")
             }
