@@ -64,7 +64,9 @@ const scenarios = {
   async drop1006BacksOffWithGrowingGapsToTheSameSession({ devstack, make }) {
     const app = backend(devstack, "drop1006");
     const events = recorder();
-    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    const delays = [];
+    const onEvent = (event) => event.type === "close" && delays.push(event.delayMs);
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events, onEvent });
     transcriber.start().catch(() => {});
     await sleep(1600);
     await transcriber.stop();
@@ -76,10 +78,14 @@ const scenarios = {
       const next = events.log.times[i + 1];
       if (state === "backoff" && next?.[0] === "connecting") waits.push(next[1] - at);
     });
-    const expected = [50, 100, 200, 400, 400, 400];
-    assert(waits.length >= 2, `at least two reconnects: ${waits.map(Math.round)}`);
+    const trace = `states ${events.log.states.join(" ")}; delays ${delays}; waits ${waits.map(Math.round)}`;
+    assert(waits.length >= 2, `at least two reconnects: ${trace}`);
+    // Each close's delay (the policy's, whose schedule the native suites check exactly) grows
+    // from 50 ms up to the 400 ms cap, and the transcriber waits that long, no less.
+    const schedule = [50, 100, 200, 400, 400, 400, 400, 400];
+    assertEq(delays.slice(0, waits.length), schedule.slice(0, waits.length), `the backoff grows per drop: ${trace}`);
     waits.forEach((wait, i) => {
-      assert(wait >= expected[i] - 5 && wait <= expected[i] + 100, `wait ${i} = ${Math.round(wait)} ms, expected ${expected[i]}`);
+      assert(wait >= delays[i] - 5 && wait <= delays[i] + 100, `wait ${i} = ${Math.round(wait)} ms for a delay of ${delays[i]}: ${trace}`);
     });
     assertEq(app.calls.length, 1, "one provision: drops reconnect to the same session");
     const session = await sessionStats(devstack, app.sessions[0]);

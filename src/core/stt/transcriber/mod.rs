@@ -78,16 +78,6 @@ use timers::Timers;
 const UNEXPECTED_MESSAGES: u32 = 3;
 const UNEXPECTED_AFTER_MS: u64 = 3_000;
 
-/// Whether `url` names a WebSocket endpoint: `ws://` or `wss://` and something after it.
-fn is_socket_url(url: &str) -> bool {
-    ["ws://", "wss://"].iter().any(|scheme| {
-        url.len() > scheme.len()
-            && url
-                .get(..scheme.len())
-                .is_some_and(|prefix| prefix.eq_ignore_ascii_case(scheme))
-    })
-}
-
 /// One live transcription. See the module documentation.
 #[derive(Debug)]
 pub struct Transcriber {
@@ -242,50 +232,6 @@ impl Transcriber {
     /// into the protocol's start message. Call before [`Transcriber::on_provisioned`].
     pub fn set_start_config(&mut self, config: Option<String>) {
         self.start_config = config;
-    }
-
-    /// `provision()` resolved with this URL.
-    pub fn on_provisioned(&mut self, url: &str, now: Millis) {
-        if self.state != State::Provisioning {
-            return;
-        }
-        self.timers.provision = None;
-        self.policy.on_provisioned();
-        self.unreachable_reported = false;
-        if !is_socket_url(url) {
-            return self.fail(TranscriberError::InvalidUrl);
-        }
-        self.url = Some(url.to_owned());
-        self.audio.on_new_session();
-        self.connect(now);
-    }
-
-    /// `provision()` failed with this HTTP status, or 0 (network error, thrown callback).
-    pub fn on_provision_failed(&mut self, http_status_or_zero: u16, now: Millis) {
-        if self.state == State::Provisioning {
-            self.timers.provision = None;
-            self.last_provision_status = http_status_or_zero;
-            let decision = self.policy.on_provision_failed(http_status_or_zero, now);
-            self.follow(decision, now);
-        }
-    }
-
-    /// `provision()` rejected with a `TypeError` (what `fetch` rejects with for no network or a
-    /// CORS refusal): as `on_provision_failed(0)`, and said once while it lasts, so the cause
-    /// shows before the retries run out.
-    pub fn on_provision_unreachable(&mut self, now: Millis) {
-        if self.state != State::Provisioning {
-            return;
-        }
-        self.on_provision_failed(0, now);
-        if self.state == State::Backoff && !self.unreachable_reported {
-            self.unreachable_reported = true;
-            let attempts = self.config.reconnect.max_provision_attempts.max(1);
-            self.actions
-                .push_back(Action::Error(TranscriberError::ProvisionUnreachable {
-                    attempts,
-                }));
-        }
     }
 
     /// The browser refused to create a socket for the URL (`new WebSocket` threw).
