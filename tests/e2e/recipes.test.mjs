@@ -158,7 +158,7 @@ test("docs/providers.md has a recipe for every protocol in www/protocols/, and G
   assert.deepEqual(code(withPageOptions(QUICK_START, RECIPES.gladia.page)), code(QUICK_START), "Gladia's page options are the quick start's own");
   for (const [name, { backend: route, page }] of Object.entries(RECIPES)) {
     assert.match(route, new RegExp(`^STT\\.set\\("/api/stt/${name}", `, "m"), `${name}: its route is POST /api/stt/${name}`);
-    assert.match(page, new RegExp(`^transcriber: \\{ protocol: "${name}" \\},$`, "m"), `${name}: the page names its protocol`);
+    assert.match(page, new RegExp(`^transcriber: \\{\n  protocol: "${name}",\n  provision: `, "m"), `${name}: the page names its protocol beside its provision`);
     assert.match(page, new RegExp(`post\\("/api/stt/${name}", `), `${name}: the page asks its route`);
   }
 });
