@@ -520,3 +520,16 @@ fn transcriber_an_unreachable_backend_is_said_once_at_the_first_failure() {
         [TranscriberError::ProvisionExhausted { attempts: 1 }]
     );
 }
+
+#[test]
+fn a_rejected_provision_names_the_fix() {
+    let not_found = TranscriberError::ProvisionRejected { status: 404 }.to_string();
+    assert!(
+        not_found.contains("no such route") && not_found.contains("POST /api/stt/<protocol>"),
+        "{not_found}"
+    );
+    let refused = TranscriberError::ProvisionRejected { status: 403 }.to_string();
+    assert!(refused.contains("refused"), "{refused}");
+    let other = TranscriberError::ProvisionRejected { status: 422 }.to_string();
+    assert!(other.starts_with("provision() failed with HTTP 422") && other.ends_with("gave up"));
+}
