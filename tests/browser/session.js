@@ -601,7 +601,9 @@ const scenarios = {
       const llm = route(() => "It is sunny. Take an umbrella.");
       const speech = tts(devstack);
       const events = recorder();
-      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events });
+      const ended = [];
+      const onEvent = (event) => event.type === "playback_ended" && ended.push([event.turnId, event.cut]);
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, onEvent });
       assertEq(session.state, "idle", "before start");
       await session.start({ microphone: false });
       assertEq(session.state, "listening", "after start");
@@ -617,7 +619,9 @@ const scenarios = {
       assert(events.log.captions.some(([text, isFinal]) => text === "utterance" && !isFinal), "the partial caption");
       assertEq(session.history, [{ role: "user", content: "utterance 1" }, { role: "assistant", content: "It is sunny. Take an umbrella." }], "history");
       assertEq(events.log.errors, [], "no errors");
+      await until(() => ended.length > 0, 5000, "the answer's audio ran out");
       await session.stop();
+      assertEq(ended, [["s:turn-1", false]], "one playback_ended: a stop after the audio ran out cuts nothing");
       session.free();
     });
   },

@@ -117,7 +117,8 @@ impl Shared {
         self.emit(object);
     }
 
-    /// What `engine.stop()` silenced, as a cut `playback_ended` (nothing when nothing played).
+    /// What `engine.stop()` silenced, as a cut `playback_ended`: nothing when nothing played, nor
+    /// when nothing was left in line (the turn's audio ran out, and its end was reported then).
     pub(super) fn emit_stopped(&self, stopped: &Stopped) {
         let Some(turn_id) = &stopped.turn_id else {
             return;
@@ -130,6 +131,9 @@ impl Shared {
             .iter()
             .map(|chunk| (chunk.duration_ms - chunk.played_ms).max(0.0))
             .sum();
+        if stopped.sources.is_empty() && unheard <= 0.0 {
+            return;
+        }
         self.emit_playback_ended(turn_id, stopped.heard_ms, Some(unheard));
     }
 
