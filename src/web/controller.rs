@@ -8,7 +8,7 @@ use crate::core::turn::{Action, StartError, Started, TurnLadder};
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller_options::{parse_config, parse_routes};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
-use crate::web::driver::{self, Driver, Handle, Host, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::glue;
 use js_sys::{Function, JsString, Map, Promise};
 use std::cell::{Ref, RefMut};
@@ -211,6 +211,10 @@ impl Shell for Shared {
         &self.driver
     }
 
+    fn this(&self) -> Option<Rc<Self>> {
+        self.this.upgrade()
+    }
+
     fn perform(self: &Rc<Self>, action: Action) {
         let Some(action) = self.ladder.perform(self.as_ref(), action) else {
             return;
@@ -276,18 +280,6 @@ impl LadderHost for Shared {
 
     fn ladder(&self) -> Option<Ref<'_, TurnLadder>> {
         self.driver.view()
-    }
-}
-
-impl Host for Shared {
-    fn pump(&self) {
-        if let Some(this) = self.this.upgrade() {
-            driver::pump(&this);
-        }
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
     }
 }
 

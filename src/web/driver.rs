@@ -34,6 +34,8 @@ pub(crate) trait Machine {
 pub(crate) trait Shell: Sized + 'static {
     type Machine: Machine;
     fn driver(&self) -> &Driver<Self::Machine>;
+    /// The class's own `Rc`, held weakly by itself; `None` once it is gone.
+    fn this(&self) -> Option<Rc<Self>>;
     /// Performs one action with real I/O. Runs with no borrow of the core held.
     fn perform(self: &Rc<Self>, action: <Self::Machine as Machine>::Action);
 }
@@ -45,6 +47,19 @@ pub(crate) trait Host {
     /// Performs what the inputs queued (inside a running pump: nothing now; that pump will).
     fn pump(&self);
     fn is_disposed(&self) -> bool;
+}
+
+/// Every class is a host to the I/O code it shares.
+impl<S: Shell> Host for S {
+    fn pump(&self) {
+        if let Some(this) = self.this() {
+            pump(&this);
+        }
+    }
+
+    fn is_disposed(&self) -> bool {
+        self.driver().is_disposed()
+    }
 }
 
 /// The core of one class with its clock, its one timer and the pump's guards.

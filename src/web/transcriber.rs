@@ -28,7 +28,7 @@ use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::convert::type_error;
-use crate::web::driver::{self, Driver, Handle, Host, Machine, Shell};
+use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
 use errors::freed;
 use js_sys::{Function, Int16Array, Promise};
@@ -289,6 +289,10 @@ impl Shell for Shared {
         &self.driver
     }
 
+    fn this(&self) -> Option<Rc<Self>> {
+        self.this.upgrade()
+    }
+
     fn perform(self: &Rc<Self>, action: Action) {
         let Some(action) = self.io.perform(self.as_ref(), action) else {
             return;
@@ -351,18 +355,6 @@ impl TranscriberHost for Shared {
 
     fn report_error(&self, error: &JsValue) {
         self.app.error(error);
-    }
-}
-
-impl Host for Shared {
-    fn pump(&self) {
-        if let Some(this) = self.this.upgrade() {
-            driver::pump(&this);
-        }
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
     }
 }
 

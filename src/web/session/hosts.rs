@@ -7,23 +7,10 @@ use crate::core::stt::transcriber::Transcriber;
 use crate::core::time::Millis;
 use crate::core::turn::TurnLadder;
 use crate::web::controller::{LadderHost, LadderIo};
-use crate::web::driver::{self, Host};
 use crate::web::transcriber::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
 use std::cell::{Ref, RefMut};
 use std::rc::Weak;
 use wasm_bindgen::JsValue;
-
-impl Host for Shared {
-    fn pump(&self) {
-        if let Some(this) = self.this.upgrade() {
-            driver::pump(&this);
-        }
-    }
-
-    fn is_disposed(&self) -> bool {
-        self.driver.is_disposed()
-    }
-}
 
 impl LadderHost for Shared {
     fn ladder_io(&self) -> &LadderIo {

@@ -25,6 +25,10 @@ impl Shell for Shared {
         &self.driver
     }
 
+    fn this(&self) -> Option<Rc<Self>> {
+        self.this.upgrade()
+    }
+
     fn perform(self: &Rc<Self>, action: SessionAction) {
         match action {
             SessionAction::Turn(action) => self.perform_turn(action),
