@@ -51,17 +51,23 @@ pub const PROFILE: Profile = Profile {
     }),
     credentials: Credentials::PerConnection,
     watermark: Watermark::FinalizedTime,
-    pacing: Pacing {
-        rate_percent: 125,
-        allowance_ms: 250,
-        min_frame_ms: 0,
-        max_frame_ms: 0,
-    },
+    pacing: PACING,
     receipt_window_ms: 0,
     audio_after_start: false,
-    closes: &[CloseRule::code(1008, CloseClass::Fatal)],
+    closes: CLOSES,
     codec: || Box::<Deepgram>::default(),
 };
+
+/// How fast Deepgram takes audio (a backlog at most 1.25× real time); Flux's limit too.
+pub(super) const PACING: Pacing = Pacing {
+    rate_percent: 125,
+    allowance_ms: 250,
+    min_frame_ms: 0,
+    max_frame_ms: 0,
+};
+
+/// Deepgram's fatal close (1008: audio it cannot decode); Flux's too.
+pub(super) const CLOSES: &[CloseRule] = &[CloseRule::code(1008, CloseClass::Fatal)];
 
 /// The fields of one server message that matter here.
 #[derive(Debug, Default)]

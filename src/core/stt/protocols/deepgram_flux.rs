@@ -24,10 +24,10 @@
 //!   comes before a close, which says what it means; everything else is retried, and a refused
 //!   handshake (an expired token) is a socket that never opened, which R5 handles.
 
+use super::deepgram;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
-    merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
-    Watermark,
+    merged_object, Codec, Credentials, Event, Framing, Profile, Watermark,
 };
 use std::borrow::Cow;
 
@@ -46,15 +46,10 @@ pub const PROFILE: Profile = Profile {
     keepalive: None,
     credentials: Credentials::PerConnection,
     watermark: Watermark::FinalizedTime,
-    pacing: Pacing {
-        rate_percent: 125,
-        allowance_ms: 250,
-        min_frame_ms: 0,
-        max_frame_ms: 0,
-    },
+    pacing: deepgram::PACING,
     receipt_window_ms: 0,
     audio_after_start: false,
-    closes: &[CloseRule::code(1008, CloseClass::Fatal)],
+    closes: deepgram::CLOSES,
     codec: || Box::<DeepgramFlux>::default(),
 };
 
@@ -174,6 +169,7 @@ impl Codec for DeepgramFlux {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::stt::protocol::CloseClass;
 
     fn decode(p: &mut DeepgramFlux, text: &str) -> Vec<Event> {
         let mut events = Vec::new();
