@@ -1,7 +1,8 @@
 //! Invariants of the turn ladder over random schedules: whole and streamed answers (chunks at
 //! random times, blank chunks, stalls before and after the commit, errors mid-stream, answers
 //! over `max_answer_chars`), failures, timeouts, interrupts during generation and delivery,
-//! deadlines, budgets and history caps (rules T2–T16).
+//! deadlines, budgets and history caps (rules T2–T16), and preemptive attempts started before
+//! the final, confirmed, changed or withdrawn (T17).
 //!
 //! `PROPTEST_CASES` sets the number of schedules (`npm run properties` runs 100 000 in release).
 
@@ -15,7 +16,7 @@ use sim::{routes, Reply, Sim, Spoken, RECOVERY};
 use std::collections::HashMap;
 use std::rc::Rc;
 use turnguard::core::time::Millis;
-use turnguard::core::turn::record::{Failure, TurnStatus};
+use turnguard::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use turnguard::core::turn::{Event, TurnConfig};
 
 /// Schedules per run: `PROPTEST_CASES` when set (natively), else a CI-sized default.
@@ -101,19 +102,50 @@ struct TurnPlan {
     start_at: u64,
     replies: Vec<Reply>,
     interrupt_at: Option<u64>,
+    eager: Option<Eager>,
+}
+
+/// An eager end of turn before the final: how long before it, whether its text is the final's,
+/// and whether it is withdrawn (and a second guess made) some time after.
+#[derive(Clone, Debug)]
+struct Eager {
+    lead: u64,
+    same_text: bool,
+    withdraw_after: Option<u64>,
+}
+
+fn eager() -> impl Strategy<Value = Eager> {
+    (0u64..500, any::<bool>(), prop::option::of(0u64..400)).prop_map(
+        |(lead, same_text, withdraw_after)| Eager {
+            lead,
+            same_text,
+            withdraw_after,
+        },
+    )
 }
 
 fn turn_plan() -> impl Strategy<Value = TurnPlan> {
     (
         0u64..600,
-        prop::collection::vec(reply(), 3),
+        prop::collection::vec(reply(), 5),
         prop::option::of(0u64..700),
+        prop::option::of(eager()),
     )
-        .prop_map(|(start_at, replies, interrupt_at)| TurnPlan {
-            start_at,
+        .prop_map(|(start_at, replies, interrupt_at, eager)| TurnPlan {
+            start_at: start_at + 500,
             replies,
             interrupt_at,
+            eager,
         })
+}
+
+/// What happens to a turn at one instant, in the order of the enum when at the same time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Input {
+    Eager(bool),
+    Withdraw,
+    Final,
+    Interrupt,
 }
 
 #[derive(Clone, Debug)]
@@ -174,11 +206,19 @@ fn play(schedule: &Schedule) -> Played {
         script_plans[turn].replies[call.request_id.index()].clone()
     });
     // Inputs at their times, in time order; the ladder's own events in between.
-    let mut inputs: Vec<(u64, usize, bool)> = Vec::new();
+    let mut inputs: Vec<(u64, usize, Input)> = Vec::new();
     for (index, plan) in plans.iter().enumerate() {
-        inputs.push((plan.start_at, index, false));
+        inputs.push((plan.start_at, index, Input::Final));
         if let Some(after) = plan.interrupt_at {
-            inputs.push((plan.start_at + after, index, true));
+            inputs.push((plan.start_at + after, index, Input::Interrupt));
+        }
+        if let Some(eager) = &plan.eager {
+            let at = plan.start_at - eager.lead;
+            inputs.push((at, index, Input::Eager(eager.same_text)));
+            if let Some(after) = eager.withdraw_after.filter(|after| at + after + 1 < plan.start_at) {
+                inputs.push((at + after, index, Input::Withdraw));
+                inputs.push((at + after + 1, index, Input::Eager(true)));
+            }
         }
     }
     inputs.sort();
@@ -187,19 +227,28 @@ fn play(schedule: &Schedule) -> Played {
         interrupted_at: HashMap::new(),
         sentences_at_interrupt: HashMap::new(),
     };
-    for (at, index, is_interrupt) in inputs {
+    for (at, index, input) in inputs {
         played.sim.run_until(Millis(at));
         let turn_id = format!("t{index}");
-        if is_interrupt {
-            let emitted = played.sim.emitted_sentences.len();
-            if played.sim.interrupt(&turn_id) {
-                played
-                    .interrupted_at
-                    .insert(turn_id.clone(), played.sim.now);
-                played.sentences_at_interrupt.insert(turn_id, emitted);
+        match input {
+            Input::Interrupt => {
+                let emitted = played.sim.emitted_sentences.len();
+                if played.sim.interrupt(&turn_id) {
+                    played
+                        .interrupted_at
+                        .insert(turn_id.clone(), played.sim.now);
+                    played.sentences_at_interrupt.insert(turn_id, emitted);
+                }
             }
-        } else {
-            played.sim.start(&turn_id, "input");
+            Input::Final => played.sim.start(&turn_id, "input"),
+            Input::Eager(same) => {
+                played
+                    .sim
+                    .preempt(&turn_id, if same { "Input." } else { "input more" });
+            }
+            Input::Withdraw => {
+                played.sim.discard(&turn_id);
+            }
         }
     }
     played.sim.drive(100_000);
@@ -219,6 +268,12 @@ proptest! {
         let Played { sim, interrupted_at, sentences_at_interrupt } = play(&schedule);
         prop_assert!(sim.ladder.retained_turns() <= config.history_limit);
         prop_assert_eq!(sim.ladder.running_turns(), 0, "every turn settles");
+        // T17: no request id is ever sent twice.
+        let mut ids: Vec<&str> = sim.calls.iter().map(|c| c.request_id.as_str()).collect();
+        ids.sort_unstable();
+        let sent = ids.len();
+        ids.dedup();
+        prop_assert_eq!(ids.len(), sent, "a request id was sent twice");
         if let Some(cap) = config.max_attempts_per_session {
             prop_assert!(sim.calls.len() <= cap as usize);
         }
@@ -236,7 +291,11 @@ proptest! {
             let spoken = sim.spoken_for(&turn_id);
             let sentences: Vec<&str> = sim.emitted_sentences.iter()
                 .filter(|(id, _)| *id == turn_id).map(|(_, s)| s.as_str()).collect();
-            prop_assert!(sim.calls_for(&turn_id) <= config.max_attempts_per_turn as usize);
+            // T3 and T17: the ladder's rungs within their bound, at most two guesses beside them.
+            let ladder_calls = sim.calls.iter()
+                .filter(|c| c.turn_id == turn_id && c.request_id.contains(":attempt:")).count();
+            prop_assert!(ladder_calls <= config.max_attempts_per_turn as usize);
+            prop_assert!(sim.calls_for(&turn_id) - ladder_calls <= 2);
 
             // T12: at most one commit; nothing starts after it; it happened before the deadline.
             let mut committed_at = None;
@@ -255,6 +314,16 @@ proptest! {
                 }
             }
             prop_assert_eq!(committed_at.is_some(), record.accepted_request_id.is_some());
+            // T17: nothing of a turn goes out before its final, and never a discarded answer.
+            if let Some(at) = committed_at {
+                prop_assert!(at >= Millis(plan.start_at), "{} committed before its final", turn_id);
+            }
+            for attempt in &record.attempts {
+                if attempt.result == AttemptResult::Discarded {
+                    prop_assert!(attempt.preemptive);
+                    prop_assert_ne!(Some(&attempt.request_id), record.accepted_request_id.as_ref());
+                }
+            }
 
             match record.status {
                 TurnStatus::Accepted => {

@@ -68,6 +68,7 @@ fn stream_commits_at_its_first_chunk_and_delivers_sentences_in_order() {
             Event::Accepted { .. } => "accepted",
             Event::Recovered { .. } => "recovered",
             Event::Cancelled { .. } => "cancelled",
+            Event::PreemptiveEnded { .. } => "preemptive",
         })
         .collect();
     assert_eq!(

@@ -4,7 +4,7 @@
 //! machine has a ladder inside: this class adds `run`'s promises and the app's callbacks.
 
 use crate::core::time::Millis;
-use crate::core::turn::{Action, StartError, Started, TurnLadder};
+use crate::core::turn::{Action, Preempted, StartError, Started, TurnLadder};
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller_options::{parse_config, parse_routes};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
@@ -147,6 +147,36 @@ impl TurnController {
 
     /// Keeps only what the user heard of a turn's answer in the conversation history (after a
     /// barge-in). False when the turn has no exchange in the history.
+    /// Starts the turn's first attempt on an eager end of turn, before its final (T17); `run`
+    /// with the same id is the final that keeps or discards it. Says what happened:
+    /// `"started"`, `"running"` (one runs for that text), or why none started (`"too_late"`,
+    /// `"limit"`, `"retry_budget"`, `"session_budget"`).
+    #[wasm_bindgen(js_name = runPreemptive, unchecked_return_type = "PreemptiveStart")]
+    pub fn run_preemptive(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] input: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let shared = self.shared().ok_or_else(freed)?;
+        shared.run_preemptive(turn_id, input)
+    }
+
+    /// Withdraws a turn's eager guess (the user went on): its preemptive attempt is aborted and
+    /// never spoken. True when one was running.
+    #[wasm_bindgen(js_name = discardPreemptive)]
+    pub fn discard_preemptive(
+        &self,
+        #[wasm_bindgen(js_name = turnId, unchecked_param_type = "string")] turn_id: JsValue,
+    ) -> Result<bool, JsValue> {
+        let turn_id = string_arg(&turn_id, "turnId")?;
+        let discarded = self.shared().and_then(|shared| {
+            driver::input(&shared, |ladder, now| {
+                ladder.discard_preemptive(&turn_id, now)
+            })
+        });
+        Ok(discarded.unwrap_or(false))
+    }
+
     #[wasm_bindgen(js_name = setHeardText)]
     pub fn set_heard_text(
         &self,
@@ -284,13 +314,37 @@ impl LadderHost for Shared {
 }
 
 impl Shared {
-    fn run(self: &Rc<Self>, turn_id_js: JsValue, input_js: JsValue) -> Result<Promise, JsValue> {
+    fn run_preemptive(
+        self: &Rc<Self>,
+        turn_id_js: JsValue,
+        input_js: JsValue,
+    ) -> Result<JsValue, JsValue> {
         if self.driver.is_disposed() {
             return Err(freed());
         }
-        let turn_id = turn_id_js
-            .as_string()
-            .ok_or_else(|| type_error("turnId must be a string"))?;
+        let turn_id = string_arg(&turn_id_js, "turnId")?;
+        let input = self.input_arg(&input_js)?;
+        let opened = !self.ladder.holds_turn(&turn_id);
+        let preempted = self
+            .driver
+            .update(|ladder, now| ladder.start_preemptive(&turn_id, &input, now))
+            .ok_or_else(|| range_error("the TurnController is busy"))?
+            .map_err(|error| start_error_to_js(&error))?;
+        let name = match preempted {
+            Preempted::Started => {
+                if opened {
+                    self.ladder.open_turn(turn_id, turn_id_js, input_js);
+                }
+                "started"
+            }
+            Preempted::Running => "running",
+            Preempted::Refused(reason) => reason.as_str(),
+        };
+        driver::pump(self);
+        Ok(JsValue::from_str(name))
+    }
+
+    fn input_arg(&self, input_js: &JsValue) -> Result<String, JsValue> {
         // Length-checked before the copy into wasm: an oversize input costs nothing (T9).
         let too_long = input_js
             .dyn_ref::<JsString>()
@@ -298,9 +352,19 @@ impl Shared {
         if too_long {
             return Err(range_error("input exceeds maxInputChars"));
         }
-        let input = input_js
+        input_js
             .as_string()
-            .ok_or_else(|| type_error("input must be a string"))?;
+            .ok_or_else(|| type_error("input must be a string"))
+    }
+
+    fn run(self: &Rc<Self>, turn_id_js: JsValue, input_js: JsValue) -> Result<Promise, JsValue> {
+        if self.driver.is_disposed() {
+            return Err(freed());
+        }
+        let turn_id = turn_id_js
+            .as_string()
+            .ok_or_else(|| type_error("turnId must be a string"))?;
+        let input = self.input_arg(&input_js)?;
         let started = self
             .driver
             .update(|ladder, now| ladder.start_turn(&turn_id, &input, now))
@@ -314,6 +378,8 @@ impl Shared {
             }
             // Running, or settled with its `Settled` still queued behind a re-entrant call.
             Started::Existing => self.ladder.holds_turn(&turn_id),
+            // A pending turn's strings were kept since `runPreemptive`.
+            Started::Committed => self.ladder.holds_turn(&turn_id),
         };
         if !still_open {
             return Ok(Promise::resolve(

@@ -12,7 +12,8 @@
 // enums' order in src/web/report.rs.
 
 const STATUS = ["running", "accepted", "cancelled", "exhausted"];
-const RESULT = ["running", "accepted", "timeout", "error", "cancelled", "late"];
+const RESULT = ["running", "accepted", "timeout", "error", "cancelled", "late", "discarded"];
+const DISCARD = ["text_changed", "history_changed", "withdrawn", "replaced", "failed", "expired"];
 const REASON = ["exhausted", "deadline", "non_retryable", "persona", "session_budget", "retry_budget"];
 const FAILURE = ["timeout", "network", "http", "route_error", "route_error_non_retryable", "no_text", "stalled", "answer_too_long"];
 
@@ -31,8 +32,9 @@ export function attemptRequest(requestId, turnId, input, signal, history) {
 }
 
 /** `finishedAt` < 0 and `failure` < 0 mean absent. */
-export function attemptRecord(requestId, route, startedAt, finishedAt, result, failure, httpStatus) {
+export function attemptRecord(requestId, route, startedAt, finishedAt, result, failure, httpStatus, preemptive) {
   const attempt = { requestId, route, startedAt };
+  if (preemptive) attempt.preemptive = true;
   if (finishedAt >= 0) attempt.finishedAt = finishedAt;
   attempt.result = RESULT[result];
   if (failure >= 0) attempt.error = failureName(failure, httpStatus);
@@ -53,8 +55,11 @@ export function turnEvent(kind, turnId, at, requestId, route, code, failure, htt
   switch (kind) {
     case 0:
       return { type: "turn_started", turnId, at };
-    case 1:
-      return { type: "attempt_started", turnId, requestId, route, at, timeoutAt: amount };
+    case 1: {
+      const event = { type: "attempt_started", turnId, requestId, route, at, timeoutAt: amount };
+      if (code > 0) event.preemptive = true;
+      return event;
+    }
     case 2: {
       const event = { type: "attempt_finished", turnId, requestId, route, at, result: RESULT[code] };
       if (failure >= 0) event.error = failureName(failure, httpStatus);
@@ -67,6 +72,11 @@ export function turnEvent(kind, turnId, at, requestId, route, code, failure, htt
       return { type: "recovered", turnId, reason: REASON[code], at, latencyMs: amount };
     case 6:
       return { type: "committed", turnId, requestId, route, at, latencyMs: amount };
+    case 7: {
+      const event = { type: "preemptive", turnId, requestId, at, kept: code < 0 };
+      if (code >= 0) event.reason = DISCARD[code];
+      return event;
+    }
     default:
       return { type: "cancelled", turnId, at };
   }

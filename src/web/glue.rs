@@ -15,6 +15,7 @@ extern "C" {
         signal: &JsValue,
         history: &JsValue,
     ) -> JsValue;
+    #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = attemptRecord)]
     pub(crate) fn attempt_record(
         request_id: &JsValue,
@@ -24,6 +25,7 @@ extern "C" {
         result: u8,
         failure: i32,
         http_status: u16,
+        preemptive: bool,
     ) -> JsValue;
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = turnRecord)]

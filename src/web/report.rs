@@ -2,7 +2,7 @@
 //! numbers and the JS strings the shell already holds.
 
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
-use crate::core::turn::{AttemptId, Event};
+use crate::core::turn::{AttemptId, DiscardReason, Event};
 use crate::web::glue;
 use js_sys::{Array, JsString};
 use wasm_bindgen::JsValue;
@@ -94,6 +94,7 @@ pub(crate) fn record_to_js(
             result_code(attempt.result),
             failure,
             http_status,
+            attempt.preemptive,
         ));
     }
     let accepted_request_id = record
@@ -129,6 +130,7 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
         Event::AttemptStarted {
             request_id,
             route,
+            preemptive,
             at,
             timeout_at,
             ..
@@ -138,7 +140,7 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
             at.0 as f64,
             &strings.request_id(request_id),
             &route_name(routes, *route),
-            -1,
+            i32::from(*preemptive),
             -1,
             0,
             timeout_at.0 as f64,
@@ -213,6 +215,22 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
         Event::Cancelled { at, .. } => {
             glue::turn_event(5, turn_id, at.0 as f64, &none, &none, -1, -1, 0, 0.0)
         }
+        Event::PreemptiveEnded {
+            request_id,
+            reason,
+            at,
+            ..
+        } => glue::turn_event(
+            7,
+            turn_id,
+            at.0 as f64,
+            &strings.request_id(request_id),
+            &none,
+            reason.map_or(-1, discard_code),
+            -1,
+            0,
+            0.0,
+        ),
     }
 }
 
@@ -239,6 +257,18 @@ fn result_code(result: AttemptResult) -> u8 {
         AttemptResult::Error => 3,
         AttemptResult::Cancelled => 4,
         AttemptResult::Late => 5,
+        AttemptResult::Discarded => 6,
+    }
+}
+
+fn discard_code(reason: DiscardReason) -> i32 {
+    match reason {
+        DiscardReason::TextChanged => 0,
+        DiscardReason::HistoryChanged => 1,
+        DiscardReason::Withdrawn => 2,
+        DiscardReason::Replaced => 3,
+        DiscardReason::Failed => 4,
+        DiscardReason::Expired => 5,
     }
 }
 

@@ -67,7 +67,12 @@ export interface Route {
 }
 
 export type TurnStatus = "running" | "accepted" | "cancelled" | "exhausted";
-export type AttemptResult = "running" | "accepted" | "timeout" | "error" | "cancelled" | "late";
+export type AttemptResult = "running" | "accepted" | "timeout" | "error" | "cancelled" | "late" | "discarded";
+/** Why a preemptive attempt was not kept (T17). */
+export type DiscardReason =
+  | "text_changed" | "history_changed" | "withdrawn" | "replaced" | "failed" | "expired";
+/** What `runPreemptive` did: started one, one runs for that text, or why none started. */
+export type PreemptiveStart = "started" | "running" | "too_late" | "limit" | "retry_budget" | "session_budget";
 export type RecoveryReason =
   | "exhausted" | "deadline" | "non_retryable" | "persona" | "session_budget" | "retry_budget";
 /** Why an attempt failed (the `FAILURE` table in glue.js); HTTP failures carry their status. */
@@ -83,6 +88,8 @@ export interface Attempt {
   finishedAt?: number;
   result: AttemptResult;
   error?: AttemptError;
+  /** Started on an eager end of turn, before the final (T17). */
+  preemptive?: true;
 }
 
 /** One user turn. Times are epoch milliseconds. */
@@ -101,12 +108,13 @@ export interface TurnRecord {
 /** Every transition of the ladder, for logs and metrics. Never carries input, answers or headers. */
 export type TurnEvent =
   | { type: "turn_started"; turnId: string; at: number }
-  | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number }
+  | { type: "attempt_started"; turnId: string; requestId: string; route: string; at: number; timeoutAt: number; preemptive?: true }
   | { type: "attempt_finished"; turnId: string; requestId: string; route: string; at: number; result: AttemptResult; error?: AttemptError; durationMs: number }
   | { type: "committed"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "accepted"; turnId: string; requestId: string; route: string; at: number; latencyMs: number }
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
   | { type: "cancelled"; turnId: string; at: number }
+  | { type: "preemptive"; turnId: string; requestId: string; at: number; kept: boolean; reason?: DiscardReason }
   | CallbackErrorEvent;
 
 export interface TurnControllerOptions {

@@ -78,6 +78,10 @@ pub struct Sim {
     pub emitted_sentences: Vec<(String, String)>,
     pub aborted_attempts: Vec<AttemptId>,
     pub aborted_turns: Vec<String>,
+    /// Turns whose input changed (a preemptive turn's final or newer guess), in order.
+    pub input_changes: Vec<String>,
+    /// Pending turns forgotten at their deadline with no final (T17).
+    pub forgotten: Vec<String>,
     /// Route replies due, by time, in arrival order.
     pending: BTreeMap<(Millis, u64), (AttemptId, RouteInput)>,
     sequence: u64,
@@ -103,6 +107,8 @@ impl Sim {
             emitted_sentences: Vec::new(),
             aborted_attempts: Vec::new(),
             aborted_turns: Vec::new(),
+            input_changes: Vec::new(),
+            forgotten: Vec::new(),
             pending: BTreeMap::new(),
             sequence: 0,
             script: Box::new(script),
@@ -122,6 +128,23 @@ impl Sim {
             .start_turn(turn_id, input, self.now)
             .expect("valid turn");
         self.perform();
+    }
+
+    /// An eager end of turn: a preemptive attempt for `turn_id` (T17).
+    pub fn preempt(&mut self, turn_id: &str, input: &str) -> turnguard::core::turn::Preempted {
+        let preempted = self
+            .ladder
+            .start_preemptive(turn_id, input, self.now)
+            .expect("valid turn");
+        self.perform();
+        preempted
+    }
+
+    /// The eager guess is withdrawn.
+    pub fn discard(&mut self, turn_id: &str) -> bool {
+        let discarded = self.ladder.discard_preemptive(turn_id, self.now);
+        self.perform();
+        discarded
     }
 
     pub fn interrupt(&mut self, turn_id: &str) -> bool {
@@ -189,6 +212,8 @@ impl Sim {
                     self.spoken.push(Spoken::Recovery(turn_id, text))
                 }
                 Action::Settled(record) => self.settled.push(*record),
+                Action::InputChanged { turn_id } => self.input_changes.push(turn_id),
+                Action::Forget { turn_id } => self.forgotten.push(turn_id),
                 Action::Event(event) => self.events.push(event),
             }
         }

@@ -2,6 +2,7 @@
 //! end of a stream, each for the attempt it names. An attempt that already ended gets its answer
 //! recorded as late, never spoken.
 
+use super::preemptive::Held;
 use super::{ActiveTurn, AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::record::Failure;
@@ -17,6 +18,10 @@ impl TurnLadder {
     fn chunk_arrived(&mut self, request_id: &AttemptId, chunk: &str, now: Millis) {
         self.handle_timeout(now);
         let (turn_id, index) = (request_id.turn_id(), request_id.index());
+        if self.is_pending(turn_id) && self.hold(request_id, Ok(Held::Chunk(chunk.to_owned())), now)
+        {
+            return;
+        }
         let Some(turn) = self.turn_running(request_id) else {
             if !chunk.trim().is_empty() {
                 self.record_late_answer(request_id, now);
@@ -70,6 +75,10 @@ impl TurnLadder {
             Ok(text) if text.trim().is_empty() => Err(Failure::NoText),
             other => other,
         };
+        if self.is_pending(turn_id) && self.hold(request_id, outcome.clone().map(Held::Result), now)
+        {
+            return;
+        }
         let Some(turn) = self.turn_running(request_id) else {
             if outcome.is_ok() {
                 self.record_late_answer(request_id, now);
@@ -110,6 +119,9 @@ impl TurnLadder {
     fn stream_ended(&mut self, request_id: &AttemptId, now: Millis) {
         self.handle_timeout(now);
         let (turn_id, index) = (request_id.turn_id(), request_id.index());
+        if self.is_pending(turn_id) && self.hold(request_id, Ok(Held::End), now) {
+            return;
+        }
         let Some(turn) = self.turn_running(request_id) else {
             return;
         };

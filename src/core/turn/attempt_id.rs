@@ -17,12 +17,28 @@ pub struct AttemptId {
 impl AttemptId {
     /// The id of attempt `index` (0-based) of the turn `turn_id`.
     pub(crate) fn new(turn_id: Rc<str>, index: usize) -> Self {
-        let text = Rc::from(request_id_text(&turn_id, index.saturating_add(1)).as_str());
+        Self::numbered(turn_id, index, ATTEMPT, index.saturating_add(1))
+    }
+
+    /// The id of the attempt at `index` of a turn's record, named `"<turnId><kind><number>"`:
+    /// a ladder attempt after preemptive ones is numbered among the ladder's attempts only, and a
+    /// preemptive attempt by the ladder's own count of them, so no id is ever sent twice (T17).
+    pub(crate) fn numbered(turn_id: Rc<str>, index: usize, kind: &str, number: usize) -> Self {
+        let text = Rc::from(request_id_text(&turn_id, kind, number).as_str());
         AttemptId {
             turn_id,
             index,
             text,
         }
+    }
+
+    /// Whether the id is `"<turnId>:attempt:<index + 1>"`, the same suffix for every turn.
+    pub fn is_plain(&self) -> bool {
+        let mut plain = String::new();
+        push_decimal(&mut plain, self.index.saturating_add(1));
+        self.suffix()
+            .strip_prefix(ATTEMPT)
+            .is_some_and(|number| number == plain)
     }
 
     /// The turn the attempt belongs to.
@@ -54,16 +70,22 @@ impl AttemptId {
 
 /// `"{turn_id}:attempt:{number}"`, built without the formatting machinery: it is on every
 /// attempt's path.
-fn request_id_text(turn_id: &str, number: usize) -> String {
-    fn push_decimal(out: &mut String, n: usize) {
-        if n >= 10 {
-            push_decimal(out, n / 10);
-        }
-        out.push(char::from(b'0' + (n % 10) as u8));
+/// The kind of a ladder attempt's id.
+pub(crate) const ATTEMPT: &str = ":attempt:";
+/// The kind of a preemptive attempt's id (T17).
+pub(crate) const PREEMPTIVE: &str = ":preemptive:";
+
+fn push_decimal(out: &mut String, n: usize) {
+    if n >= 10 {
+        push_decimal(out, n / 10);
     }
-    let mut id = String::with_capacity(turn_id.len() + ":attempt:".len() + 2);
+    out.push(char::from(b'0' + (n % 10) as u8));
+}
+
+fn request_id_text(turn_id: &str, kind: &str, number: usize) -> String {
+    let mut id = String::with_capacity(turn_id.len() + kind.len() + 2);
     id.push_str(turn_id);
-    id.push_str(":attempt:");
+    id.push_str(kind);
     push_decimal(&mut id, number);
     id
 }
@@ -119,6 +141,14 @@ mod tests {
             assert_eq!(id.as_str(), format!("{turn_id}:attempt:{}", index + 1));
             assert_eq!((id.turn_id(), id.index()), (turn_id, index));
             assert_eq!(id.suffix(), format!(":attempt:{}", index + 1));
+            assert!(id.is_plain());
         }
+        let preemptive = AttemptId::numbered(Rc::from("t"), 0, PREEMPTIVE, 7);
+        assert_eq!(
+            (preemptive.as_str(), preemptive.is_plain()),
+            ("t:preemptive:7", false)
+        );
+        let after = AttemptId::numbered(Rc::from("t"), 2, ATTEMPT, 1);
+        assert_eq!((after.as_str(), after.is_plain()), ("t:attempt:1", false));
     }
 }

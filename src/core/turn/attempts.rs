@@ -5,11 +5,15 @@ use super::{AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::config::FallbackPolicy;
 use crate::core::turn::output::{Action, Event};
+use crate::core::turn::preemptive::ladder_attempts;
 use crate::core::turn::record::Attempt;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason};
 
 impl TurnLadder {
     pub(super) fn expire(&mut self, turn_id: &str, now: Millis) {
+        if self.expire_pending(turn_id, now) {
+            return;
+        }
         let Some(turn) = self.active.get(turn_id) else {
             return;
         };
@@ -59,7 +63,7 @@ impl TurnLadder {
         let attempts = self
             .active
             .get(turn_id)
-            .map_or(usize::MAX, |turn| turn.record.attempts.len());
+            .map_or(usize::MAX, |turn| ladder_attempts(&turn.record));
         if attempts >= self.config.max_attempts_per_turn as usize
             || self.config.fallback_policy == FallbackPolicy::None
         {
@@ -73,7 +77,7 @@ impl TurnLadder {
         if !self.retry_budget.allows_retry() {
             return self.recover(turn_id, RecoveryReason::RetryBudget, now);
         }
-        self.start_attempt(turn_id, now);
+        self.start_attempt(turn_id, false, now);
     }
 
     /// The route of attempt `number` (from 1): `min(number - 1, routes - 1)`.
@@ -90,36 +94,44 @@ impl TurnLadder {
             .and_then(|spec| spec.persona.as_deref())
     }
 
-    pub(super) fn start_attempt(&mut self, turn_id: &str, now: Millis) {
+    /// The time an attempt has for its first text.
+    pub(super) fn first_text_within(&self) -> u64 {
+        self.config
+            .attempt_timeout_ms
+            .min(self.config.first_chunk_timeout_ms)
+    }
+
+    /// Starts the turn's next attempt: a rung of the ladder, or a preemptive one (T17), which is
+    /// always on the first route.
+    pub(super) fn start_attempt(&mut self, turn_id: &str, preemptive: bool, now: Millis) {
         if !self.session_budget.try_take() {
             return self.recover(turn_id, RecoveryReason::SessionBudget, now);
         }
         let Some(number) = self
             .active
             .get(turn_id)
-            .map(|turn| turn.record.attempts.len() + 1)
+            .map(|turn| ladder_attempts(&turn.record) + 1)
         else {
             return;
         };
-        let route = self.route_for(number);
+        let route = self.route_for(if preemptive { 1 } else { number });
         let history = self
             .config
             .routes
             .get(route)
             .filter(|spec| spec.share_history)
             .map(|_| self.history.snapshot());
-        let first_text_within = self
-            .config
-            .attempt_timeout_ms
-            .min(self.config.first_chunk_timeout_ms);
+        let first_text_within = self.first_text_within();
+        let serial = self.next_preemptive;
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let request_id = AttemptId::new(turn.id.clone(), number - 1);
+        let request_id = Self::next_attempt_id(turn, preemptive, serial);
         let timeout_at = now.after(first_text_within).min(turn.record.deadline_at);
         turn.attempt_deadline = Some(timeout_at);
         turn.record.attempts.push(Attempt {
             request_id: request_id.clone(),
+            preemptive,
             route,
             started_at: now,
             finished_at: None,
@@ -137,6 +149,7 @@ impl TurnLadder {
             turn_id: turn_id.to_owned(),
             request_id,
             route,
+            preemptive,
             at: now,
             timeout_at,
         });

@@ -83,6 +83,11 @@ impl SessionBudget {
         }
     }
 
+    /// Whether one more attempt may start.
+    pub fn has_room(&self) -> bool {
+        self.max_attempts.is_none_or(|max| self.used < max)
+    }
+
     /// Attempts started so far.
     pub fn used(&self) -> u32 {
         self.used

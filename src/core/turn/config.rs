@@ -167,4 +167,7 @@ pub enum Started {
     New,
     /// The id names a running or retained turn: nothing new began (T2).
     Existing,
+    /// The final of a turn begun preemptively: its attempt was kept, or discarded and the
+    /// ladder started (T17).
+    Committed,
 }

@@ -41,6 +41,9 @@ pub struct History {
     total_chars: usize,
     limit: usize,
     max_chars: usize,
+    /// Counts every change, so a preemptive attempt can tell whether the history it was given
+    /// is still the history (T17).
+    revision: u64,
 }
 
 impl History {
@@ -51,7 +54,13 @@ impl History {
             total_chars: 0,
             limit,
             max_chars,
+            revision: 0,
         }
+    }
+
+    /// Changes so far: equal revisions mean the same history.
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// Appends an exchange, dropping the oldest beyond `limit`, and those that could not be
@@ -59,6 +68,7 @@ impl History {
     /// still shorten it (`set_heard`), so the newest does not count towards that bound.
     pub fn push(&mut self, exchange: Exchange) {
         let chars = exchange.content_chars();
+        self.revision = self.revision.wrapping_add(1);
         self.total_chars = self.total_chars.saturating_add(chars);
         self.exchanges.push_back(Kept { exchange, chars });
         while self.exchanges.len() > self.limit
@@ -81,6 +91,9 @@ impl History {
         else {
             return false;
         };
+        if kept.exchange.assistant != heard.trim() {
+            self.revision = self.revision.wrapping_add(1);
+        }
         heard.trim().clone_into(&mut kept.exchange.assistant);
         let chars = kept.exchange.content_chars();
         self.total_chars = self

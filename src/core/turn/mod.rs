@@ -34,6 +34,7 @@ use crate::core::turn::budget::{RetryBudget, SessionBudget};
 use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
 use delivery::Delivery;
+use preemptive::Pending;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -47,6 +48,7 @@ pub mod config;
 mod delivery;
 pub mod history;
 pub mod output;
+pub mod preemptive;
 pub mod record;
 pub mod sentences;
 pub mod sse;
@@ -55,6 +57,7 @@ mod wakeups;
 pub use attempt_id::AttemptId;
 pub use config::{FallbackPolicy, RouteSpec, StartError, Started, TurnConfig};
 pub use output::{Action, Event};
+pub use preemptive::{DiscardReason, PreemptRefusal, Preempted};
 
 /// A running turn and its timers.
 #[derive(Debug)]
@@ -70,6 +73,8 @@ struct ActiveTurn {
     seq: u64,
     /// The time of this turn's current filing in `TurnLadder::wakeups`.
     scheduled: Option<Millis>,
+    /// Set while the turn waits for its final after a preemptive start (T17).
+    pending: Option<Pending>,
 }
 
 impl ActiveTurn {
@@ -114,6 +119,8 @@ pub struct TurnLadder {
     /// turns are found without a scan over every running turn.
     wakeups: Wakeups,
     next_seq: u64,
+    /// Preemptive attempts started, numbering their ids across the ladder (T17).
+    next_preemptive: u64,
 }
 
 impl TurnLadder {
@@ -130,6 +137,7 @@ impl TurnLadder {
             actions: VecDeque::new(),
             wakeups: Wakeups::default(),
             next_seq: 0,
+            next_preemptive: 0,
         }
     }
 
@@ -202,7 +210,7 @@ impl TurnLadder {
         self.retry_budget.tokens()
     }
 
-    /// Starts a turn for a final utterance (T2, T9).
+    /// Starts a turn for a final utterance (T2, T9), or confirms a pending one (T17).
     pub fn start_turn(
         &mut self,
         turn_id: &str,
@@ -213,19 +221,14 @@ impl TurnLadder {
             return Err(StartError::EmptyTurnId);
         }
         self.handle_timeout(now);
+        if self.is_pending(turn_id) {
+            self.check_input(turn_id, input)?;
+            return Ok(self.confirm(turn_id, input, now));
+        }
         if self.turn(turn_id).is_some() {
             return Ok(Started::Existing);
         }
-        if input.trim().is_empty() {
-            return Err(StartError::EmptyInput);
-        }
-        let chars = input.chars().count();
-        if chars > self.config.max_input_chars {
-            return Err(StartError::InputTooLong {
-                chars,
-                max: self.config.max_input_chars,
-            });
-        }
+        self.check_input(turn_id, input)?;
         let record = TurnRecord {
             turn_id: turn_id.to_owned(),
             input: input.to_owned(),
@@ -237,6 +240,34 @@ impl TurnLadder {
             accepted_text: None,
             recovery_reason: None,
         };
+        self.insert_turn(turn_id, record);
+        self.event(|| Event::TurnStarted {
+            turn_id: turn_id.to_owned(),
+            at: now,
+        });
+        self.start_attempt(turn_id, false, now);
+        self.reschedule(turn_id);
+        Ok(Started::New)
+    }
+
+    fn check_input(&self, turn_id: &str, input: &str) -> Result<(), StartError> {
+        if turn_id.is_empty() {
+            return Err(StartError::EmptyTurnId);
+        }
+        if input.trim().is_empty() {
+            return Err(StartError::EmptyInput);
+        }
+        let chars = input.chars().count();
+        if chars > self.config.max_input_chars {
+            return Err(StartError::InputTooLong {
+                chars,
+                max: self.config.max_input_chars,
+            });
+        }
+        Ok(())
+    }
+
+    fn insert_turn(&mut self, turn_id: &str, record: TurnRecord) {
         let id: Rc<str> = Rc::from(turn_id);
         self.active.insert(
             Rc::clone(&id),
@@ -247,16 +278,10 @@ impl TurnLadder {
                 delivery: None,
                 seq: self.next_seq,
                 scheduled: None,
+                pending: None,
             },
         );
         self.next_seq = self.next_seq.wrapping_add(1);
-        self.event(|| Event::TurnStarted {
-            turn_id: turn_id.to_owned(),
-            at: now,
-        });
-        self.start_attempt(turn_id, now);
-        self.reschedule(turn_id);
-        Ok(Started::New)
     }
 
     /// Interrupts a running turn (T7): true if it was running, and then nothing more is spoken.

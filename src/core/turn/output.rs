@@ -4,6 +4,7 @@ use crate::core::time::Millis;
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
 use crate::core::turn::AttemptId;
+use crate::core::turn::DiscardReason;
 
 /// A transition, for logs and metrics (T14). Carries ids, routes and times, never text.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +16,7 @@ pub enum Event {
         turn_id: String,
         request_id: AttemptId,
         route: usize,
+        preemptive: bool,
         at: Millis,
         timeout_at: Millis,
     },
@@ -53,6 +55,14 @@ pub enum Event {
     },
     /// The turn was interrupted.
     Cancelled { turn_id: String, at: Millis },
+    /// A preemptive attempt was kept by the final, or discarded for `reason` (T17).
+    PreemptiveEnded {
+        turn_id: String,
+        request_id: AttemptId,
+        kept: bool,
+        reason: Option<DiscardReason>,
+        at: Millis,
+    },
 }
 
 /// What the shell must do next, in order.
@@ -78,6 +88,11 @@ pub enum Action {
     Recover { turn_id: String, text: String },
     /// The turn settled: resolve whoever waits on it with this record.
     Settled(Box<TurnRecord>),
+    /// The turn's input changed (a preemptive turn's final or newer guess): the shell's copy of
+    /// it, handed to the routes, is stale.
+    InputChanged { turn_id: String },
+    /// A pending turn no final came for is gone without a record (T17): drop what is kept for it.
+    Forget { turn_id: String },
     /// Report a transition (T14).
     Event(Event),
 }

@@ -44,6 +44,8 @@ pub enum AttemptResult {
     Cancelled,
     /// The route answered after the attempt had already ended; the answer was recorded, never spoken.
     Late,
+    /// A preemptive attempt the final did not keep (T17): aborted, never spoken.
+    Discarded,
 }
 
 impl AttemptResult {
@@ -56,6 +58,7 @@ impl AttemptResult {
             AttemptResult::Error => "error",
             AttemptResult::Cancelled => "cancelled",
             AttemptResult::Late => "late",
+            AttemptResult::Discarded => "discarded",
         }
     }
 }
@@ -149,8 +152,10 @@ impl fmt::Display for Failure {
 /// One LLM call inside a turn.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attempt {
-    /// `"<turnId>:attempt:<n>"`, n from 1.
+    /// `"<turnId>:attempt:<n>"`, n from 1, or `"<turnId>:preemptive:<n>"` (see [`AttemptId`]).
     pub request_id: AttemptId,
+    /// Started before the final (T17): its answer is held until the final keeps it.
+    pub preemptive: bool,
     /// Index into the controller's routes.
     pub route: usize,
     /// When the call started.

@@ -100,6 +100,9 @@ impl LadderIo {
     /// The JS string of `request_id`'s suffix, made the first time an attempt of its index runs.
     pub(super) fn suffix_js(&self, request_id: &AttemptId) -> JsValue {
         let mut suffixes = self.suffixes.borrow_mut();
+        if !request_id.is_plain() {
+            return JsValue::from_str(request_id.suffix());
+        }
         let index = request_id.index();
         if suffixes.len() <= index {
             suffixes.resize(index + 1, None);
@@ -130,6 +133,25 @@ impl LadderIo {
                 for controller in &controllers {
                     abort(controller, "AbortError", "turnguard: turn ended");
                 }
+            }
+            Action::InputChanged { turn_id } => {
+                let input = read(host, |ladder| {
+                    ladder.turn(&turn_id).map(|record| record.input.clone())
+                });
+                if let (Some(input), Some(turn)) =
+                    (input, self.io.borrow_mut().turns.get_mut(&turn_id))
+                {
+                    turn.strings.input = JsValue::from_str(&input);
+                }
+            }
+            Action::Forget { turn_id } => {
+                let controllers = {
+                    let mut io = self.io.borrow_mut();
+                    let controllers = io.end_attempts_of(&turn_id);
+                    io.turns.remove(&turn_id);
+                    controllers
+                };
+                drop(controllers);
             }
             other => return Some(other),
         }
@@ -266,6 +288,7 @@ fn event_turn_id(event: &Event) -> &str {
         | Event::Committed { turn_id, .. }
         | Event::Accepted { turn_id, .. }
         | Event::Recovered { turn_id, .. }
-        | Event::Cancelled { turn_id, .. } => turn_id,
+        | Event::Cancelled { turn_id, .. }
+        | Event::PreemptiveEnded { turn_id, .. } => turn_id,
     }
 }
