@@ -287,12 +287,24 @@ impl TurnLadder {
             reason: None,
             at: now,
         });
+        let ended = held.iter().any(|held| !matches!(held, Held::Chunk(_)));
+        let queued = self.actions.len();
         for held in held {
             match held {
                 Held::Chunk(text) => self.on_attempt_chunk(&request_id, &text, now),
                 Held::Result(text) => self.on_attempt_result(&request_id, Ok(text), now),
                 Held::End => self.on_stream_end(&request_id, now),
             }
+        }
+        if ended {
+            // An answer cut at `max_answer_chars` while replayed had already ended: nothing to
+            // abort.
+            let mut index = 0;
+            self.actions.retain(|action| {
+                index += 1;
+                index <= queued
+                    || !matches!(action, Action::AbortAttempt { request_id: id } if *id == request_id)
+            });
         }
     }
 
