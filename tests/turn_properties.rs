@@ -215,7 +215,10 @@ fn play(schedule: &Schedule) -> Played {
         if let Some(eager) = &plan.eager {
             let at = plan.start_at - eager.lead;
             inputs.push((at, index, Input::Eager(eager.same_text)));
-            if let Some(after) = eager.withdraw_after.filter(|after| at + after + 1 < plan.start_at) {
+            if let Some(after) = eager
+                .withdraw_after
+                .filter(|after| at + after + 1 < plan.start_at)
+            {
                 inputs.push((at + after, index, Input::Withdraw));
                 inputs.push((at + after + 1, index, Input::Eager(true)));
             }

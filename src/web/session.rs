@@ -112,11 +112,14 @@ impl VoiceSession {
             }
             None => (None, None),
         };
-        let core = SessionCore::new(
+        let mut core = SessionCore::new(
             TurnLadder::new(options.turns),
             VoiceCore::new(options.config),
             stt_core,
         );
+        if let Some(eager_silence_ms) = options.preemptive {
+            core.enable_preemptive(eager_silence_ms);
+        }
         let mut callbacks = options.callbacks;
         let routes = options.routes;
         let shared = Rc::new_cyclic(|weak: &Weak<Shared>| {

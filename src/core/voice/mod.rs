@@ -19,6 +19,7 @@
 
 mod config;
 mod cut;
+pub mod eager;
 pub mod heard;
 mod output;
 pub mod pcm;
@@ -95,6 +96,15 @@ impl VoiceCore {
     }
 
     /// The session listens from now on.
+    /// The id the next final's turn will have (a preemptive attempt starts under it, T17).
+    #[must_use]
+    pub fn next_turn_id(&self) -> String {
+        match &self.config.session_id {
+            Some(session) => format!("{session}:turn-{}", self.next_turn),
+            None => format!("turn-{}", self.next_turn),
+        }
+    }
+
     pub fn start(&mut self) {
         if self.state == VoiceState::Idle {
             self.set_state(VoiceState::Listening);
@@ -127,10 +137,7 @@ impl VoiceCore {
             is_final: true,
         });
         self.barge_in(BargeInCause::Final, now);
-        let turn_id = match &self.config.session_id {
-            Some(session) => format!("{session}:turn-{}", self.next_turn),
-            None => format!("turn-{}", self.next_turn),
-        };
+        let turn_id = self.next_turn_id();
         self.next_turn = self.next_turn.wrapping_add(1);
         self.turn = Some(SpeakingTurn::new(&turn_id));
         self.push(VoiceAction::StartTurn {

@@ -15,7 +15,8 @@
 use crate::core::stt::transcriber::{self, State as SttState, Transcriber};
 use crate::core::time::Millis;
 use crate::core::turn::{self, StartError, TurnLadder};
-use crate::core::voice::{VoiceAction, VoiceCore};
+use crate::core::voice::eager::{EagerTracker, Guess};
+use crate::core::voice::{VoiceAction, VoiceCore, VoiceState};
 
 /// What the shell performs for a voice session, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,10 @@ pub struct SessionCore {
     now: Millis,
     /// `start()` was called with a transcriber: the session listens once its socket opens.
     listen_on_open: bool,
+    /// Guesses the end of the user's turn before the final, when preemptive attempts are on.
+    eager: Option<EagerTracker>,
+    /// The turn a guess started a preemptive attempt for, until its final.
+    guessed_turn: Option<String>,
 }
 
 impl SessionCore {
@@ -55,7 +60,15 @@ impl SessionCore {
             stt,
             now: Millis(0),
             listen_on_open: false,
+            eager: None,
+            guessed_turn: None,
         }
+    }
+
+    /// Turns preemptive attempts on (T17): the provider's eager end of turn, or a partial still
+    /// for `eager_silence_ms`, starts the next turn's first attempt before its final.
+    pub fn enable_preemptive(&mut self, eager_silence_ms: u64) {
+        self.eager = Some(EagerTracker::new(eager_silence_ms));
     }
 
     #[must_use]
@@ -106,6 +119,12 @@ impl SessionCore {
         let turn = self.current_turn();
         self.voice_at(now).stop(now);
         self.interrupt_turn(turn, now);
+        // A guess whose final will not come now: its attempt is aborted.
+        if let Some(guessed) = self.guessed_turn.take() {
+            if self.ladder.is_pending(&guessed) {
+                self.ladder_at(now).interrupt(&guessed, now);
+            }
+        }
     }
 
     /// `free()`: [`SessionCore::stop`], every running turn cancelled and the transcriber detached
@@ -125,6 +144,7 @@ impl SessionCore {
             self.ladder.poll_timeout(),
             self.voice.poll_timeout(),
             self.stt.as_ref().and_then(Transcriber::poll_timeout),
+            self.eager.as_ref().and_then(EagerTracker::poll_timeout),
         ]
         .into_iter()
         .flatten()
@@ -138,6 +158,32 @@ impl SessionCore {
         self.voice.handle_timeout(now);
         if let Some(stt) = &mut self.stt {
             stt.handle_timeout(now);
+        }
+        let guess = self
+            .eager
+            .as_mut()
+            .and_then(|eager| eager.handle_timeout(now));
+        self.guess(guess, now);
+    }
+
+    /// Starts or withdraws a preemptive attempt for the next turn (T17). A guess counts only
+    /// while the session listens: while it thinks or speaks, the user's words are a barge-in.
+    fn guess(&mut self, guess: Option<Guess>, now: Millis) {
+        match guess {
+            Some(Guess::Start(text)) if self.voice.state() == VoiceState::Listening => {
+                let turn_id = self.voice.next_turn_id();
+                if let Ok(turn::Preempted::Started) =
+                    self.ladder_at(now).start_preemptive(&turn_id, &text, now)
+                {
+                    self.guessed_turn = Some(turn_id);
+                }
+            }
+            Some(Guess::Withdraw) => {
+                if let Some(guessed) = &self.guessed_turn {
+                    self.ladder.discard_preemptive(guessed, now);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -200,6 +246,9 @@ impl SessionCore {
         let now = self.now;
         match action {
             VoiceAction::StartTurn { turn_id, input } => {
+                if self.guessed_turn.as_ref() == Some(&turn_id) {
+                    self.guessed_turn = None;
+                }
                 match self.ladder_at(now).start_turn(&turn_id, &input, now) {
                     Ok(_) => None,
                     Err(error) => {
@@ -237,15 +286,38 @@ impl SessionCore {
         match action {
             transcriber::Action::Partial { text, .. } => {
                 self.voice_at(now).on_partial(&text, now);
+                let guess = self
+                    .eager
+                    .as_mut()
+                    .and_then(|eager| eager.on_partial(&text, now));
+                self.guess(guess, now);
                 None
             }
             transcriber::Action::Final { text, .. } => {
+                if let Some(eager) = &mut self.eager {
+                    eager.on_final();
+                }
                 self.voice_at(now).on_spoken_final(&text, now);
                 None
             }
             transcriber::Action::SpeechStart { .. } => {
                 self.voice_at(now).on_speech_start(now);
+                let guess = self.eager.as_mut().and_then(EagerTracker::on_resumed);
+                self.guess(guess, now);
                 None
+            }
+            transcriber::Action::EagerFinal { ref text, .. } => {
+                let guess = self
+                    .eager
+                    .as_mut()
+                    .and_then(|eager| eager.on_provider_guess(text));
+                self.guess(guess, now);
+                Some(SessionAction::Stt(action))
+            }
+            transcriber::Action::Resumed { .. } => {
+                let guess = self.eager.as_mut().and_then(EagerTracker::on_resumed);
+                self.guess(guess, now);
+                Some(SessionAction::Stt(action))
             }
             transcriber::Action::StateChanged(state) => {
                 if state == SttState::Failed {

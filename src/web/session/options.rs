@@ -48,6 +48,41 @@ pub(crate) struct SessionOptions {
     pub(crate) transcriber: Option<TranscriberOptions>,
     pub(crate) audio_context: Option<AudioContext>,
     pub(crate) destination: Option<AudioNode>,
+    /// `Some(eager_silence_ms)` when preemptive attempts are on (T17).
+    pub(crate) preemptive: Option<u64>,
+}
+
+/// How long a partial must stay the same before the session guesses the turn ended (T17). Mock
+/// recognizers and the real ones this was tried with send a changed partial at least every
+/// 250 ms while words come; see docs/semantics.md (T17).
+pub(crate) const DEFAULT_EAGER_SILENCE_MS: u64 = 300;
+
+/// `preemptive`: `true`, `false`, or `{ eagerSilenceMs }`.
+fn parse_preemptive(fields: &Fields<'_>) -> Result<Option<u64>, JsValue> {
+    let value = fields.get("preemptive")?;
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    if let Some(on) = value.as_bool() {
+        return Ok(on.then_some(DEFAULT_EAGER_SILENCE_MS));
+    }
+    if !value.is_object() || value.is_function() {
+        return Err(type_error(
+            "options.preemptive must be a boolean or { eagerSilenceMs }",
+        ));
+    }
+    for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
+        if key.as_string().as_deref() != Some("eagerSilenceMs") {
+            let name = key.as_string().unwrap_or_default();
+            return Err(type_error(&format!(
+                "options.preemptive.{name} is not an option (known: eagerSilenceMs)"
+            )));
+        }
+    }
+    let preemptive = Fields::of(&value, "options.preemptive")?;
+    Ok(Some(
+        preemptive.positive_ms("eagerSilenceMs", DEFAULT_EAGER_SILENCE_MS)?,
+    ))
 }
 
 /// The transcriber's callbacks the session answers itself: the app's values for them (which
@@ -94,6 +129,7 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
     let transcriber = copy_object(&fields, "transcriber")?;
     let provision = session_provision(&fields, &transcriber)?;
     let (audio_context, destination) = audio_options(&fields)?;
+    let preemptive = parse_preemptive(&fields)?;
 
     // The ladder: `options.routes` and `options.controller`, with the session's recovery text.
     let (routes, specs) =
@@ -141,6 +177,7 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         transcriber,
         audio_context,
         destination,
+        preemptive,
     })
 }
 

@@ -1,0 +1,236 @@
+//! Preemptive attempts in a voice session (T17): Deepgram Flux's `EagerEndOfTurn` and the
+//! session's own guess (a partial still for `eagerSilenceMs`) start the next turn's first attempt
+//! before its final; the final keeps it or a changed text, `TurnResumed` or new speech discards
+//! it; nothing of it is synthesized before the final.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use turnguard::core::stt::protocol::Profile;
+use turnguard::core::stt::protocols::deepgram_flux::PROFILE as FLUX;
+use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+use turnguard::core::stt::transcriber::{Transcriber, TranscriberConfig};
+use turnguard::core::time::Millis;
+use turnguard::core::turn::record::{AttemptResult, TurnStatus};
+use turnguard::core::turn::{self as ladder, AttemptId, RouteSpec, TurnConfig, TurnLadder};
+use turnguard::core::voice::session::{SessionAction, SessionCore};
+use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore};
+
+const RECOVERY: &str = "Sorry, could you say that again?";
+const SILENCE_MS: u64 = 300;
+
+fn session(profile: &'static Profile) -> SessionCore {
+    let mut turns = TurnConfig::new(vec![RouteSpec::named("primary")], RECOVERY);
+    turns.emit_events = true;
+    let voice = VoiceConfig {
+        session_id: Some("s".into()),
+        ..VoiceConfig::new(RECOVERY)
+    };
+    let stt = Transcriber::new(TranscriberConfig::new(profile));
+    let mut session = SessionCore::new(TurnLadder::new(turns), VoiceCore::new(voice), Some(stt));
+    session.enable_preemptive(SILENCE_MS);
+    session.start(Millis(0));
+    session.transcriber_at(Millis(0)).unwrap().start(Millis(0));
+    drain(&mut session);
+    let stt = session.transcriber_at(Millis(5)).unwrap();
+    stt.on_provisioned("wss://stt.example/listen?token=one", Millis(5));
+    drain(&mut session);
+    session
+        .transcriber_at(Millis(6))
+        .unwrap()
+        .on_open(Millis(6));
+    drain(&mut session);
+    session
+}
+
+fn drain(session: &mut SessionCore) -> Vec<SessionAction> {
+    std::iter::from_fn(|| session.poll_action()).collect()
+}
+
+fn hear(session: &mut SessionCore, message: &str, at: u64) -> Vec<SessionAction> {
+    session
+        .transcriber_at(Millis(at))
+        .unwrap()
+        .on_text(message, Millis(at));
+    drain(session)
+}
+
+fn wait(session: &mut SessionCore, at: u64) -> Vec<SessionAction> {
+    session.handle_timeout(Millis(at));
+    drain(session)
+}
+
+fn route_calls(actions: &[SessionAction]) -> Vec<AttemptId> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            SessionAction::Turn(ladder::Action::StartAttempt { request_id, .. }) => {
+                Some(request_id.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn aborted(actions: &[SessionAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            SessionAction::Turn(ladder::Action::AbortAttempt { request_id }) => {
+                Some(request_id.as_str().to_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn synthesized(actions: &[SessionAction]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            SessionAction::Voice(VoiceAction::Synthesize { text, .. }) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn gladia(text: &str, is_final: bool) -> String {
+    format!(
+        r#"{{"type":"transcript","data":{{"is_final":{is_final},"utterance":{{"text":"{text}"}}}}}}"#
+    )
+}
+
+fn flux(event: &str, index: u64, transcript: &str) -> String {
+    format!(
+        r#"{{"type":"TurnInfo","request_id":"r","sequence_id":1,"event":"{event}","turn_index":{index},"audio_window_start":0.0,"audio_window_end":1.0,"transcript":"{transcript}","words":[],"end_of_turn_confidence":0.5}}"#
+    )
+}
+
+#[test]
+fn a_still_partial_starts_the_attempt_and_a_matching_final_keeps_it() {
+    let mut s = session(&GLADIA);
+    assert!(route_calls(&hear(&mut s, &gladia("what is the weather", false), 100)).is_empty());
+    assert_eq!(s.poll_timeout(), Some(Millis(100 + SILENCE_MS)));
+    let actions = wait(&mut s, 100 + SILENCE_MS);
+    let calls = route_calls(&actions);
+    assert_eq!(
+        calls.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        ["s:turn-1:preemptive:1"]
+    );
+    // The answer comes before the final: held, nothing synthesized.
+    s.ladder_at(Millis(500))
+        .on_attempt_result(&calls[0], Ok("It is sunny.".into()), Millis(500));
+    let actions = drain(&mut s);
+    assert!(synthesized(&actions).is_empty(), "nothing before the final");
+    let actions = hear(&mut s, &gladia("What is the weather?", true), 600);
+    assert!(route_calls(&actions).is_empty(), "no second request");
+    assert_eq!(synthesized(&actions), ["It is sunny."]);
+    let record = s.ladder().turn("s:turn-1").unwrap();
+    assert_eq!(record.status, TurnStatus::Accepted);
+    assert_eq!(record.input, "What is the weather?");
+    assert!(record.attempts[0].preemptive);
+}
+
+#[test]
+fn a_partial_that_goes_on_withdraws_the_guess_and_the_final_runs_its_own_attempt() {
+    let mut s = session(&GLADIA);
+    hear(&mut s, &gladia("book a table", false), 100);
+    let first = route_calls(&wait(&mut s, 100 + SILENCE_MS));
+    assert_eq!(first.len(), 1);
+    let actions = hear(&mut s, &gladia("book a table for two", false), 500);
+    assert_eq!(
+        aborted(&actions),
+        [first[0].as_str()],
+        "a changed partial discards it"
+    );
+    let actions = hear(&mut s, &gladia("book a table for two", true), 600);
+    let calls = route_calls(&actions);
+    assert_eq!(
+        calls.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        ["s:turn-1:attempt:1"]
+    );
+    // The discarded attempt answers anyway: never spoken.
+    s.ladder_at(Millis(700))
+        .on_attempt_result(&first[0], Ok("Wrong answer.".into()), Millis(700));
+    s.ladder_at(Millis(800))
+        .on_attempt_result(&calls[0], Ok("Done.".into()), Millis(800));
+    assert_eq!(synthesized(&drain(&mut s)), ["Done."]);
+    let record = s.ladder().turn("s:turn-1").unwrap();
+    assert_eq!(record.attempts[0].result, AttemptResult::Discarded);
+}
+
+#[test]
+fn fluxs_eager_end_of_turn_starts_it_and_turn_resumed_discards_it() {
+    let mut s = session(&FLUX);
+    hear(&mut s, &flux("StartOfTurn", 0, ""), 50);
+    hear(&mut s, &flux("Update", 0, "turn on"), 100);
+    let calls = route_calls(&hear(&mut s, &flux("EagerEndOfTurn", 0, "turn on"), 150));
+    assert_eq!(
+        calls.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        ["s:turn-1:preemptive:1"],
+        "the provider's guess, without waiting for a still partial"
+    );
+    let actions = hear(&mut s, &flux("TurnResumed", 0, "turn on"), 200);
+    assert_eq!(aborted(&actions), ["s:turn-1:preemptive:1"]);
+    hear(&mut s, &flux("Update", 0, "turn on the lights"), 300);
+    let calls = route_calls(&hear(
+        &mut s,
+        &flux("EagerEndOfTurn", 0, "turn on the lights"),
+        350,
+    ));
+    assert_eq!(
+        calls.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        ["s:turn-1:preemptive:2"]
+    );
+    let actions = hear(&mut s, &flux("EndOfTurn", 0, "turn on the lights"), 600);
+    assert!(route_calls(&actions).is_empty(), "the second guess is kept");
+    s.ladder_at(Millis(700))
+        .on_attempt_result(&calls[0], Ok("Lights on.".into()), Millis(700));
+    assert_eq!(synthesized(&drain(&mut s)), ["Lights on."]);
+}
+
+#[test]
+fn without_preemptive_nothing_starts_before_the_final() {
+    let mut turns = TurnConfig::new(vec![RouteSpec::named("primary")], RECOVERY);
+    turns.emit_events = true;
+    let voice = VoiceConfig::new(RECOVERY);
+    let stt = Transcriber::new(TranscriberConfig::new(&FLUX));
+    let mut s = SessionCore::new(TurnLadder::new(turns), VoiceCore::new(voice), Some(stt));
+    s.start(Millis(0));
+    s.transcriber_at(Millis(0)).unwrap().start(Millis(0));
+    drain(&mut s);
+    s.transcriber_at(Millis(5))
+        .unwrap()
+        .on_provisioned("wss://stt.example/listen", Millis(5));
+    drain(&mut s);
+    s.transcriber_at(Millis(6)).unwrap().on_open(Millis(6));
+    drain(&mut s);
+    assert!(route_calls(&hear(&mut s, &flux("EagerEndOfTurn", 0, "turn on"), 150)).is_empty());
+    hear(&mut s, &flux("Update", 0, "turn on"), 200);
+    assert!(
+        route_calls(&wait(&mut s, 200 + SILENCE_MS)).is_empty(),
+        "no guess of its own"
+    );
+    assert_eq!(
+        route_calls(&hear(&mut s, &flux("EndOfTurn", 0, "turn on"), 600)).len(),
+        1
+    );
+}
+
+#[test]
+fn stopping_with_a_guess_standing_aborts_its_attempt() {
+    let mut s = session(&GLADIA);
+    hear(&mut s, &gladia("cancel my order", false), 100);
+    let calls = route_calls(&wait(&mut s, 100 + SILENCE_MS));
+    assert_eq!(calls.len(), 1);
+    s.stop(Millis(500));
+    let actions = drain(&mut s);
+    assert!(actions.iter().any(|action| matches!(
+        action,
+        SessionAction::Turn(ladder::Action::AbortTurn { turn_id }) if turn_id == "s:turn-1"
+    )));
+    assert_eq!(
+        s.ladder().turn("s:turn-1").unwrap().status,
+        TurnStatus::Cancelled
+    );
+}
