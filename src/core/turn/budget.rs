@@ -85,7 +85,7 @@ impl SessionBudget {
 
     /// Whether one more attempt may start.
     pub fn has_room(&self) -> bool {
-        self.max_attempts.is_none_or(|max| self.used < max)
+        self.max_attempts.map_or(true, |max| self.used < max)
     }
 
     /// Attempts started so far.

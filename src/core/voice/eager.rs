@@ -80,7 +80,7 @@ impl EagerTracker {
 
     /// A guess when the partial has been still long enough.
     pub fn handle_timeout(&mut self, now: Millis) -> Option<Guess> {
-        if self.poll_timeout().is_none_or(|due| now < due) {
+        if self.poll_timeout().map_or(true, |due| now < due) {
             return None;
         }
         let (text, key, _) = self.partial.as_ref()?;
