@@ -13,8 +13,9 @@ use turnguard::core::stt::transcriber::{Transcriber, TranscriberConfig};
 use turnguard::core::time::Millis;
 use turnguard::core::turn::record::{AttemptResult, TurnStatus};
 use turnguard::core::turn::{self as ladder, AttemptId, RouteSpec, TurnConfig, TurnLadder};
+use turnguard::core::voice::latency::{Preemption, TurnLatency};
 use turnguard::core::voice::session::{SessionAction, SessionCore};
-use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore};
+use turnguard::core::voice::{VoiceAction, VoiceConfig, VoiceCore, VoiceEvent};
 
 const RECOVERY: &str = "Sorry, could you say that again?";
 const SILENCE_MS: u64 = 300;
@@ -233,4 +234,89 @@ fn stopping_with_a_guess_standing_aborts_its_attempt() {
         s.ladder().turn("s:turn-1").unwrap().status,
         TurnStatus::Cancelled
     );
+}
+
+fn latencies(actions: &[SessionAction]) -> Vec<TurnLatency> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            SessionAction::Voice(VoiceAction::Event(VoiceEvent::TurnLatency(latency))) => {
+                Some((**latency).clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn job_of(actions: &[SessionAction]) -> u64 {
+    actions
+        .iter()
+        .find_map(|action| match action {
+            SessionAction::Voice(VoiceAction::Synthesize { job, .. }) => Some(*job),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn every_turn_reports_where_its_time_went_once() {
+    let mut s = session(&GLADIA);
+    hear(&mut s, &gladia("what time", false), 100);
+    hear(&mut s, &gladia("what time is it", false), 180);
+    let calls = route_calls(&wait(&mut s, 180 + SILENCE_MS));
+    let actions = hear(&mut s, &gladia("What time is it?", true), 700);
+    assert!(route_calls(&actions).is_empty());
+    s.ladder_at(Millis(900))
+        .on_attempt_chunk(&calls[0], "It is noon. And", Millis(900));
+    let actions = drain(&mut s);
+    let job = job_of(&actions);
+    s.voice_at(Millis(960))
+        .on_synthesized(job, true, Millis(960));
+    assert!(
+        latencies(&drain(&mut s)).is_empty(),
+        "not before the first sound"
+    );
+    s.voice_at(Millis(970))
+        .on_sentence_audio(job, 12.5, Millis(970));
+    let reported = latencies(&drain(&mut s));
+    assert_eq!(
+        reported,
+        [TurnLatency {
+            turn_id: "s:turn-1".into(),
+            speech_end_at: Some(Millis(180)),
+            final_at: Some(Millis(700)),
+            route_called_at: Some(Millis(480)),
+            first_token_at: Some(Millis(900)),
+            first_sentence_at: Some(Millis(900)),
+            synthesize_at: Some(Millis(900)),
+            first_audio_at: Some(Millis(960)),
+            first_sound_at_us: Some(982_500),
+            preemption: Preemption::Kept,
+        }]
+    );
+    assert_eq!(reported[0].voice_to_voice_us(), Some(802_500));
+    // The turn goes on and ends: nothing more is reported for it.
+    s.ladder_at(Millis(1_000))
+        .on_stream_end(&calls[0], Millis(1_000));
+    s.stop(Millis(1_100));
+    assert!(latencies(&drain(&mut s)).is_empty(), "once per turn");
+}
+
+#[test]
+fn a_turn_cut_before_it_sounded_reports_what_it_reached() {
+    let mut s = session(&GLADIA);
+    let actions = hear(&mut s, &gladia("hello", true), 100);
+    assert_eq!(route_calls(&actions).len(), 1);
+    s.interrupt(Millis(300));
+    let reported = latencies(&drain(&mut s));
+    assert_eq!(reported.len(), 1);
+    assert_eq!(reported[0].final_at, Some(Millis(100)));
+    assert_eq!(
+        reported[0].speech_end_at,
+        Some(Millis(100)),
+        "no partial: the final"
+    );
+    assert_eq!(reported[0].route_called_at, Some(Millis(100)));
+    assert_eq!(reported[0].first_sound_at_us, None);
+    assert_eq!(reported[0].preemption, Preemption::NotTried);
 }

@@ -152,7 +152,7 @@ fn a_stalled_stream_skips_its_sentence_and_the_turn_goes_on() {
 fn a_stream_that_broke_after_it_sounded_ends_the_heard_text_there() {
     let mut core = core();
     streaming_first_of_two(&mut core);
-    core.on_sentence_audio(1, 0.0); // the first sentence sounds
+    core.on_sentence_audio(1, 0.0, t(150)); // the first sentence sounds
     core.on_stream_failed(1, true, t(600)); // then its stream stalls: the turn goes on
                                             // What arrived of it plays out; it measures nothing of the speech rate.
     core.on_audio_measured(1, 300.0);
@@ -177,7 +177,7 @@ fn a_broken_stream_still_playing_at_the_cut_counts_its_words_but_never_all_of_th
     core.on_chunk_ended(1, t(400));
     core.on_synthesized(2, true, t(400));
     core.on_stream_opened(2);
-    core.on_sentence_audio(2, 0.0);
+    core.on_sentence_audio(2, 0.0, t(400));
     // TWO (estimated 480 ms) had 800 ms arrive, all of it played, when its stream broke.
     core.on_stream_failed(2, false, t(1200));
     drain(&mut core);

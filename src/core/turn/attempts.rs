@@ -137,6 +137,7 @@ impl TurnLadder {
             finished_at: None,
             result: AttemptResult::Running,
             error: None,
+            first_text_at: None,
         });
         let input = turn.record.input.clone();
         self.actions.push_back(Action::StartAttempt {

@@ -173,9 +173,10 @@ impl TurnLadder {
         let Some(turn) = self.active.get_mut(turn_id) else {
             return;
         };
-        let Some(attempt) = turn.record.attempts.get(attempt_index) else {
+        let Some(attempt) = turn.record.attempts.get_mut(attempt_index) else {
             return;
         };
+        attempt.first_text_at.get_or_insert(now);
         let request_id = attempt.request_id.clone();
         let route = attempt.route;
         turn.attempt_deadline = None;

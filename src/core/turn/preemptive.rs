@@ -338,6 +338,9 @@ impl TurnLadder {
                 if held.has_text() {
                     // Answered: only the turn's deadline applies until the final.
                     turn.attempt_deadline = None;
+                    if let Some(attempt) = turn.record.attempts.get_mut(request_id.index()) {
+                        attempt.first_text_at.get_or_insert(now);
+                    }
                 }
                 pending.held.push(held);
                 None

@@ -166,6 +166,8 @@ pub struct Attempt {
     pub result: AttemptResult,
     /// Why it failed, when it did.
     pub error: Option<Failure>,
+    /// When its first text arrived (held, for a preemptive attempt, until its final).
+    pub first_text_at: Option<Millis>,
 }
 
 /// One user turn and everything that happened in it.

@@ -21,6 +21,7 @@ mod config;
 mod cut;
 pub mod eager;
 pub mod heard;
+pub mod latency;
 mod output;
 pub mod pcm;
 pub mod playback;
@@ -37,6 +38,7 @@ pub use output::{BargeInCause, VoiceAction, VoiceError, VoiceEvent, VoiceState};
 pub use turn::SpeakingTurn;
 
 use cut::Fate;
+use latency::TurnLatency;
 use tts::RecoveryAudio;
 use turn::Sentence;
 
@@ -58,6 +60,9 @@ pub struct VoiceCore {
     measured_ms: f64,
     measured_chars: f64,
     actions: VecDeque<VoiceAction>,
+    /// The latest partial transcript and when its text last changed: the user's last words.
+    partial: String,
+    words_changed_at: Option<Millis>,
 }
 
 impl VoiceCore {
@@ -75,6 +80,8 @@ impl VoiceCore {
             measured_ms: 0.0,
             measured_chars: 0.0,
             actions: VecDeque::new(),
+            partial: String::new(),
+            words_changed_at: None,
         }
     }
 
@@ -139,7 +146,11 @@ impl VoiceCore {
         self.barge_in(BargeInCause::Final, now);
         let turn_id = self.next_turn_id();
         self.next_turn = self.next_turn.wrapping_add(1);
-        self.turn = Some(SpeakingTurn::new(&turn_id));
+        let mut turn = SpeakingTurn::new(&turn_id);
+        let speech_end_at = self.words_changed_at.take();
+        self.partial.clear();
+        turn.latency = Some(Box::new(TurnLatency::new(&turn_id, speech_end_at, now)));
+        self.turn = Some(turn);
         self.push(VoiceAction::StartTurn {
             turn_id,
             input: text.to_owned(),
@@ -157,6 +168,10 @@ impl VoiceCore {
             text: text.to_owned(),
             is_final: false,
         });
+        if self.partial != text {
+            text.clone_into(&mut self.partial);
+            self.words_changed_at = Some(now);
+        }
         let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
         if long_enough && !self.in_echo_guard(now) {
             self.barge_in_and_listen(BargeInCause::Partial, now);
@@ -191,6 +206,9 @@ impl VoiceCore {
         };
         let index = turn.sentences.len();
         turn.sentences.push(Sentence::new(text));
+        if let Some(latency) = turn.latency.as_mut() {
+            latency.first_sentence_at.get_or_insert(now);
+        }
         self.push(VoiceAction::Event(VoiceEvent::SentenceQueued {
             turn_id: turn_id.to_owned(),
             index,
@@ -214,6 +232,9 @@ impl VoiceCore {
         if let Some(turn) = self.current_mut(turn_id) {
             turn.text_complete = true;
             turn.wants_recovery = true;
+            if let Some(latency) = turn.latency.as_mut() {
+                latency.first_sentence_at.get_or_insert(now);
+            }
         }
         self.feed_tts(now);
     }
@@ -271,9 +292,10 @@ impl VoiceCore {
     /// Interrupts the current turn, aborts its TTS, silences it, and trims its history entry to
     /// what was heard. Nothing when no turn is current. The caller sets the next state.
     fn end_turn(&mut self, _now: Millis) {
-        let Some(turn) = self.turn.take() else {
+        let Some(mut turn) = self.turn.take() else {
             return;
         };
+        self.report_latency(&mut turn);
         self.playback_started_at = None;
         let never_started = self.drop_queued_work(&turn.turn_id);
         if !turn.settled_text() && !never_started {
@@ -358,6 +380,13 @@ impl VoiceCore {
         if self.state != state {
             self.state = state;
             self.push(VoiceAction::StateChanged(state));
+        }
+    }
+
+    /// Reports the turn's latency record, once: at its first sound, else when it ends.
+    fn report_latency(&mut self, turn: &mut SpeakingTurn) {
+        if let Some(latency) = turn.latency.take() {
+            self.push(VoiceAction::Event(VoiceEvent::TurnLatency(latency)));
         }
     }
 

@@ -1,6 +1,7 @@
 //! What the voice session's core reports: its state, its non-terminal errors, and the actions
 //! the shell performs in order.
 
+use crate::core::voice::latency::TurnLatency;
 use std::fmt;
 
 /// `idle | listening | thinking | speaking | stopped | failed`.
@@ -136,6 +137,8 @@ pub enum VoiceEvent {
         turn_id: String,
         cause: BargeInCause,
     },
+    /// Where the turn's time went; the session adds the ladder's marks.
+    TurnLatency(Box<TurnLatency>),
 }
 
 /// What the shell must do, in order.

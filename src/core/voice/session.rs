@@ -16,7 +16,7 @@ use crate::core::stt::transcriber::{self, State as SttState, Transcriber};
 use crate::core::time::Millis;
 use crate::core::turn::{self, StartError, TurnLadder};
 use crate::core::voice::eager::{EagerTracker, Guess};
-use crate::core::voice::{VoiceAction, VoiceCore, VoiceState};
+use crate::core::voice::{VoiceAction, VoiceCore, VoiceEvent, VoiceState};
 
 /// What the shell performs for a voice session, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -260,6 +260,14 @@ impl SessionCore {
             VoiceAction::InterruptTurn { turn_id } => {
                 self.ladder_at(now).interrupt(&turn_id, now);
                 None
+            }
+            VoiceAction::Event(VoiceEvent::TurnLatency(mut latency)) => {
+                if let Some(record) = self.ladder.turn(&latency.turn_id) {
+                    latency.add_ladder_marks(record);
+                }
+                Some(SessionAction::Voice(VoiceAction::Event(
+                    VoiceEvent::TurnLatency(latency),
+                )))
             }
             VoiceAction::SetHeard { turn_id, text } => {
                 self.ladder_at(now).set_heard_text(&turn_id, &text);

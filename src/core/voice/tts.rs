@@ -32,6 +32,9 @@ impl VoiceCore {
             return;
         };
         turn.in_flight = None;
+        if let Some(latency) = turn.latency.as_mut().filter(|_| ok) {
+            latency.first_audio_at.get_or_insert(now);
+        }
         self.finish_synthesis(index, ok, now);
     }
 
@@ -106,11 +109,21 @@ impl VoiceCore {
 
     /// The first audio of the sentence of `job` was scheduled to start `lead_ms` from now on the
     /// audio clock (an event for timelines: first sound per sentence).
-    pub fn on_sentence_audio(&mut self, job: u64, lead_ms: f64) {
+    pub fn on_sentence_audio(&mut self, job: u64, lead_ms: f64, now: Millis) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
         let Some(index) = turn.sentences.iter().position(|s| s.job == Some(job)) else {
+            return;
+        };
+        // `as` saturates: a negative or NaN lead is 0.
+        let lead_us = (lead_ms * 1000.0) as u64;
+        if let Some(mut latency) = turn.latency.take() {
+            latency.first_audio_at.get_or_insert(now);
+            latency.first_sound_at_us = Some(now.0.saturating_mul(1000).saturating_add(lead_us));
+            self.push(VoiceAction::Event(VoiceEvent::TurnLatency(latency)));
+        }
+        let Some(turn) = self.turn.as_mut() else {
             return;
         };
         if let Some(sentence) = turn.sentences.get_mut(index) {
@@ -119,8 +132,7 @@ impl VoiceCore {
         let event = VoiceEvent::SentenceAudio {
             turn_id: turn.turn_id.clone(),
             index,
-            // `as` saturates: a negative or NaN lead is 0.
-            starts_in_us: (lead_ms * 1000.0) as u64,
+            starts_in_us: lead_us,
         };
         self.push(VoiceAction::Event(event));
     }
@@ -276,6 +288,9 @@ impl VoiceCore {
             recovery: sentence.recovery,
         };
         turn.in_flight = Some((index, now.after(self.config.tts_timeout_ms)));
+        if let Some(latency) = turn.latency.as_mut() {
+            latency.synthesize_at.get_or_insert(now);
+        }
         self.push(VoiceAction::Event(started));
         self.push(action);
     }
@@ -284,7 +299,9 @@ impl VoiceCore {
     pub(super) fn check_done(&mut self) {
         let done = self.turn.as_ref().is_some_and(SpeakingTurn::is_done);
         if done && !self.state.is_terminal() {
-            self.turn = None;
+            if let Some(mut turn) = self.turn.take() {
+                self.report_latency(&mut turn);
+            }
             self.playback_started_at = None;
             self.set_state(VoiceState::Listening);
         }

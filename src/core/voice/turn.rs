@@ -2,6 +2,7 @@
 //! TTS and the player.
 
 use crate::core::time::Millis;
+use crate::core::voice::latency::TurnLatency;
 
 /// One sentence of the answer (or the recovery text) on its way to the speaker.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +59,8 @@ pub struct SpeakingTurn {
     pub(crate) recovery_queued: bool,
     pub(crate) succeeded: u32,
     pub(crate) failed: u32,
+    /// Where the turn's time went, until it is reported (at the first sound, or the turn's end).
+    pub(crate) latency: Option<Box<TurnLatency>>,
 }
 
 impl SpeakingTurn {
@@ -71,6 +74,7 @@ impl SpeakingTurn {
             recovery_queued: false,
             succeeded: 0,
             failed: 0,
+            latency: None,
         }
     }
 

@@ -4,6 +4,8 @@
 
 use super::Shared;
 use crate::core::stt::transcriber::{State, Transcriber, TranscriberError};
+use crate::core::time::Millis;
+use crate::core::voice::latency::TurnLatency;
 use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
 use crate::web::callbacks::Args;
@@ -15,6 +17,25 @@ fn event(shared: &Shared, kind: &str) -> JsObject {
     JsObject::new()
         .set("type", kind)
         .set("at", shared.driver.now().0 as f64)
+}
+
+/// `turn_latency`: every mark in epoch milliseconds (`null` where that step never happened),
+/// and voice-to-voice, from the end of the user's speech to the first sound.
+fn latency_event(shared: &Shared, latency: &TurnLatency) -> JsObject {
+    let ms = |at: Option<Millis>| at.map_or(JsValue::NULL, |at| JsValue::from_f64(at.0 as f64));
+    let us = |us: Option<u64>| us.map_or(JsValue::NULL, |us| JsValue::from_f64(us as f64 / 1000.0));
+    event(shared, "turn_latency")
+        .set("turnId", latency.turn_id.as_str())
+        .set("speechEndAt", ms(latency.speech_end_at))
+        .set("finalAt", ms(latency.final_at))
+        .set("routeCalledAt", ms(latency.route_called_at))
+        .set("firstTokenAt", ms(latency.first_token_at))
+        .set("firstSentenceAt", ms(latency.first_sentence_at))
+        .set("synthesizeAt", ms(latency.synthesize_at))
+        .set("firstAudioAt", ms(latency.first_audio_at))
+        .set("firstSoundAt", us(latency.first_sound_at_us))
+        .set("voiceToVoiceMs", us(latency.voice_to_voice_us()))
+        .set("preemptive", latency.preemption.as_str())
 }
 
 fn index(index: usize) -> f64 {
@@ -82,6 +103,7 @@ impl Shared {
             VoiceEvent::BargeIn { turn_id, cause } => event(self, "barge_in")
                 .set("turnId", turn_id)
                 .set("cause", cause.as_str()),
+            VoiceEvent::TurnLatency(latency) => latency_event(self, &latency),
         };
         self.emit(object);
     }

@@ -198,7 +198,7 @@ impl Shared {
             }
             PlayerEvent::ChunkStarted(seq, lead_ms) => {
                 if let Some(job) = job_of(seq) {
-                    self.voice_input(|voice, _| voice.on_sentence_audio(job, lead_ms));
+                    self.voice_input(|voice, now| voice.on_sentence_audio(job, lead_ms, now));
                 }
             }
             PlayerEvent::StreamClosed(seq) => {
