@@ -25,6 +25,7 @@ async fn scenario(name: &str) {
 
 scenarios! {
     primary_times_out_then_fallback_answers => "primaryTimesOutThenFallbackAnswers",
+    preemptive_attempts_are_kept_or_discarded_and_never_heard_early => "preemptiveAttemptsAreKeptOrDiscardedAndNeverHeardEarly",
     interrupt_while_generating_is_silent => "interruptWhileGeneratingIsSilent",
     both_routes_fail_one_recovery => "bothRoutesFailOneRecovery",
     non_retryable_failure_goes_straight_to_recovery => "nonRetryableFailureGoesStraightToRecovery",

@@ -295,10 +295,36 @@ export type VoiceSessionEvent =
   | { type: "sentence_audio"; at: number; turnId: string; index: number; startsInMs: number }
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
+  | TurnLatencyEvent
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
   | { type: "transcriber_error"; at: number; code: string; terminal: boolean; status?: number; frames?: number }
   | { type: "provision_finished"; at: number; ok: boolean; status?: number }
   | CallbackErrorEvent;
+
+/**
+ * Where one turn's time went, once per turn: at its first sound, or when it ends without one.
+ * Marks are epoch milliseconds on the session's clock, `null` where that step never happened;
+ * `firstSoundAt` is the audio clock's start of the first buffer carried over to that clock.
+ */
+export interface TurnLatencyEvent {
+  type: "turn_latency";
+  at: number;
+  turnId: string;
+  /** The user's last words: when the transcript last changed before the final (the final's time without a partial). */
+  speechEndAt: number | null;
+  finalAt: number | null;
+  /** The answering attempt's route call; before `finalAt` when a preemptive attempt was kept. */
+  routeCalledAt: number | null;
+  firstTokenAt: number | null;
+  firstSentenceAt: number | null;
+  synthesizeAt: number | null;
+  /** `synthesize`'s audio reached the page (resolved, or a stream's first chunk). */
+  firstAudioAt: number | null;
+  firstSoundAt: number | null;
+  /** `firstSoundAt - speechEndAt`. */
+  voiceToVoiceMs: number | null;
+  preemptive: "not_tried" | "kept" | "discarded";
+}
 
 export interface VoiceSessionOptions {
   /** TurnController routes, in ladder order. */
@@ -325,6 +351,14 @@ export interface VoiceSessionOptions {
   bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
   /** A `synthesize` call slower than this is aborted and its sentence skipped; so is a stream that brings no bytes for this long. Default 8000. */
   ttsTimeoutMs?: number;
+  /**
+   * Preemptive attempts (T17), off by default: the provider's eager end of turn (Deepgram Flux's
+   * `EagerEndOfTurn`, with `eager_eot_threshold` in its URL) or a partial unchanged for
+   * `eagerSilenceMs` (default 300) starts the next turn's first attempt before its final. The
+   * final keeps it when its words are the same and the history did not change; otherwise it is
+   * aborted and never spoken.
+   */
+  preemptive?: boolean | { eagerSilenceMs?: number };
   onStateChange?(state: VoiceSessionState): void;
   onCaption?(text: string, isFinal: boolean): void;
   /** Each settled turn's record. */

@@ -8,6 +8,67 @@ import {
 const RECOVERY = "Sorry, could you say that again?";
 
 const scenarios = {
+  async preemptiveAttemptsAreKeptOrDiscardedAndNeverHeardEarly(make) {
+    // Each call answers with its own request id, streamed, ignoring its signal.
+    const primary = route("primary", (request) => (async function* () {
+      await sleep(60);
+      yield `Answer to ${request.requestId}. `;
+      yield "Done.";
+    })());
+    const tts = speaker();
+    const sentences = [];
+    const events = [];
+    const controller = make([primary, route("fallback", answerAfter(1, "fallback"))], {
+      recoveryText: RECOVERY, attemptTimeoutMs: 2000, ...tts,
+      onSentence: (turnId, sentence) => sentences.push([turnId, sentence]),
+      onEvent: (event) => event.type === "preemptive" && events.push([event.turnId, event.requestId, event.kept, event.reason]),
+    });
+    // Kept: the final's words are the guess's, case and punctuation aside.
+    assertEq(controller.runPreemptive("t1", "what's the weather"), "started", "a guess starts");
+    assertEq(controller.runPreemptive("t1", "What's the weather?"), "running", "the same words again");
+    await sleep(200);
+    assertEq([tts.spoken, sentences], [[], []], "the answer came, nothing reached TTS before the final");
+    const kept = await controller.run("t1", "What's the weather?");
+    assertEq(kept.status, "accepted", "kept: accepted");
+    assertEq(kept.input, "What's the weather?", "the final is the input");
+    assertEq(kept.attempts.map((a) => [a.requestId, a.result, a.preemptive]), [["t1:preemptive:1", "accepted", true]], "one request");
+    assertEq(tts.spoken, [{ turnId: "t1", kind: "answer", text: "Answer to t1:preemptive:1. Done." }], "spoken after the final");
+    // Discarded: other words. Its signal aborts at once; its answer is never spoken.
+    assertEq(controller.runPreemptive("t2", "book a table"), "started", "second turn's guess");
+    const changed = await controller.run("t2", "book a table for two");
+    const guess = primary.calls[1];
+    assert(guess.signal.aborted, "the discarded attempt is aborted");
+    assertEq([guess.signal.reason.name, guess.requestId, guess.input], ["AbortError", "t2:preemptive:2", "book a table"], "what it was");
+    assertEq(changed.attempts.map((a) => [a.requestId, a.result]), [["t2:preemptive:2", "discarded"], ["t2:attempt:1", "accepted"]], "fresh ids");
+    assertEq(primary.calls[2].input, "book a table for two", "the ladder runs on the final");
+    assertEq(tts.spoken[1].text, "Answer to t2:attempt:1. Done.", "only the final's answer");
+    // Withdrawn, guessed again, and bounded at two per turn.
+    assertEq(controller.runPreemptive("t3", "turn on"), "started", "a guess");
+    assertEq(controller.discardPreemptive("t3"), true, "withdrawn");
+    assertEq(controller.discardPreemptive("t3"), false, "nothing left to withdraw");
+    assertEq(controller.runPreemptive("t3", "turn on the lights"), "started", "a second guess");
+    assertEq(controller.runPreemptive("t3", "turn on the lights please"), "limit", "no third");
+    const third = await controller.run("t3", "turn on the lights");
+    assertEq(third.attempts.map((a) => a.result), ["discarded", "accepted"], "the second guess is kept");
+    assertEq(controller.runPreemptive("t3", "again"), "too_late", "a settled turn takes no guess");
+    await sleep(150);
+    assertEq(tts.spoken.length, 3, "one answer per turn, none from a discarded guess");
+    const ids = primary.calls.map((call) => call.requestId);
+    assertEq(new Set(ids).size, ids.length, "no request id sent twice");
+    assertEq(events, [
+      ["t1", "t1:preemptive:1", true, undefined],
+      ["t2", "t2:preemptive:2", false, "text_changed"],
+      ["t3", "t3:preemptive:3", false, "withdrawn"],
+      ["t3", "t3:preemptive:4", true, undefined],
+    ], "preemptive events");
+    await assertThrows(() => controller.runPreemptive(7, "x"), TypeError, /turnId/, "a number id");
+    await assertThrows(() => controller.runPreemptive("t9", 7), TypeError, /input/, "a number input");
+    await assertThrows(() => controller.runPreemptive("t9", "  "), RangeError, /input/, "blank input");
+    await assertThrows(() => controller.discardPreemptive({}), TypeError, /turnId/, "an object id");
+    controller.free();
+    await assertThrows(() => controller.runPreemptive("t9", "x"), Error, /freed|free/, "after free");
+  },
+
   async primaryTimesOutThenFallbackAnswers(make) {
     const primary = route("primary", answerAfter(400, "primary answer"));
     const fallback = route("fallback", answerAfter(10, "fallback answer"));

@@ -26,6 +26,11 @@ const session = new VoiceSession({
     else if (event.type === "barge_in") console.log(event.cause);
     else if (event.type === "attempt_finished") console.log(event.route, event.result);
     else if (event.type === "transcriber_state") console.log(event.state, event.framesDropped);
+    else if (event.type === "turn_latency") {
+      const v2v: number | null = event.voiceToVoiceMs;
+      const kept: boolean = event.preemptive === "kept";
+      console.log(event.turnId, v2v, kept, event.firstSoundAt, event.routeCalledAt);
+    } else if (event.type === "preemptive") console.log(event.kept, event.reason);
   },
   onSpeech: (turnId, text, { index, recovery }) => console.log(turnId, index, recovery, text.length),
   onHeard: (turnId, heardText) => console.log(turnId, heardText.length),
@@ -39,6 +44,10 @@ new VoiceSession({
   synthesize,
   transcriber: { protocol: "deepgram", provision: async ({ signal, reason }) => (await fetch("/api/stt/deepgram", { method: "POST", signal, body: JSON.stringify({ reason }) })).json() },
 }).free();
+new VoiceSession({ routes: [], recoveryText: "Sorry?", synthesize, preemptive: true }).free();
+new VoiceSession({ routes: [], recoveryText: "Sorry?", synthesize, preemptive: { eagerSilenceMs: 250 } }).free();
+// @ts-expect-error preemptive takes only eagerSilenceMs
+new VoiceSession({ routes: [], recoveryText: "Sorry?", synthesize, preemptive: { eagerMs: 250 } }).free();
 await session.attachMicrophone(await navigator.mediaDevices.getUserMedia({ audio: true }));
 session.sendText("hello");
 session.interrupt();

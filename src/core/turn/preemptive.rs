@@ -123,18 +123,31 @@ pub(super) struct Pending {
     held: Vec<Held>,
 }
 
-/// Text compared word for word: lower case, letters and digits only, single spaces.
+/// Punctuation outside ASCII that transcripts use; any other non-ASCII character is a letter.
+const WIDE_PUNCTUATION: [char; 16] = [
+    '¿', '¡', '«', '»', '…', '“', '”', '‘', '’', '。', '、', '，', '？', '！', '：', '；',
+];
+
+/// Text compared word for word: words of letters, digits and apostrophes, ASCII letters in lower
+/// case, single spaces. Unicode's case and category tables would add about 13 KiB to the
+/// controller for this one comparison; a difference they would have hidden (`É` against `é`)
+/// only discards a guess, which is never wrong, just a request more.
 pub fn normalise(text: &str) -> String {
+    let is_word = |c: char| {
+        c.is_ascii_alphanumeric()
+            || c == '\''
+            || (!c.is_ascii() && !c.is_whitespace() && !WIDE_PUNCTUATION.contains(&c))
+    };
     let mut out = String::with_capacity(text.len());
     for word in text
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .split(|c: char| !is_word(c))
         .map(|word| word.trim_matches('\''))
         .filter(|word| !word.is_empty())
     {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
+        out.extend(word.chars().map(|c| c.to_ascii_lowercase()));
     }
     out
 }

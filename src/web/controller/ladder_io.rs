@@ -7,7 +7,7 @@ use super::abort;
 use super::attempts::{Io, TurnIo};
 use crate::core::time::Millis;
 use crate::core::turn::history::Exchange;
-use crate::core::turn::record::{Failure, TurnRecord};
+use crate::core::turn::record::{AttemptResult, Failure, TurnRecord};
 use crate::core::turn::{Action, AttemptId, Event, TurnLadder};
 use crate::web::controller_options::JsRoute;
 use crate::web::driver::Host;
@@ -167,19 +167,26 @@ impl LadderIo {
         let Some(controller) = controller else {
             return;
         };
-        // An attempt ends early for two reasons: its timeout, or an answer cut at
-        // `maxAnswerChars` (T15); the abort reason says which.
-        let cut = read(host, |ladder| {
+        // An attempt ends early for three reasons: its timeout, an answer cut at
+        // `maxAnswerChars` (T15), or a preemptive guess the final did not keep (T17); the abort
+        // reason says which.
+        let (cut, discarded) = read(host, |ladder| {
             ladder
                 .turn(request_id.turn_id())
                 .and_then(|record| record.attempts.get(request_id.index()))
-                .is_some_and(|attempt| {
-                    attempt.request_id == *request_id
-                        && attempt.error == Some(Failure::AnswerTooLong)
+                .filter(|attempt| attempt.request_id == *request_id)
+                .map_or((false, false), |attempt| {
+                    (
+                        attempt.error == Some(Failure::AnswerTooLong),
+                        attempt.result == AttemptResult::Discarded,
+                    )
                 })
         });
         if cut {
             let message = "turnguard: answer reached maxAnswerChars";
+            abort(&controller, "AbortError", message);
+        } else if discarded {
+            let message = "turnguard: preemptive attempt discarded";
             abort(&controller, "AbortError", message);
         } else {
             abort(&controller, "TimeoutError", "turnguard: attempt timed out");
