@@ -3,7 +3,7 @@
 // TTS (a tone of 60 ms per character), and a real AudioContext whose source starts and stops are
 // recorded. `ctx` is `{ devstack, make }`, `make(options)` being `new VoiceSession(options)`.
 
-import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn, FAST } from "./support.js";
+import { assert, assertEq, assertThrows, sleep, noSkipInChrome, runIn, FAST, frame } from "./support.js";
 import { NO_AUDIO, runningContext, sourceRecorder, synthesizeFrom, untilAudioTime } from "./audio.js";
 
 const RECOVERY = "Sorry, could you say that again?";
@@ -171,7 +171,102 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
+/** The dev stack's Deepgram Flux backend recipe, its mock socket set by `socket`. */
+function fluxBackend(devstack, socket) {
+  const key = `flux-${Math.random().toString(36).slice(2)}`;
+  return async ({ signal, reason }) => {
+    const response = await fetch(`${devstack}/api/stt/deepgram-flux`, {
+      method: "POST",
+      signal,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ reason, key, socket }),
+    });
+    if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+    return response.json();
+  };
+}
+
+/**
+ * One Flux turn ("w0 w25", its EagerEndOfTurn 300 ms before its EndOfTurn) through a session with
+ * `preemptive` as given; the route's first token comes 200 ms after its call. Returns the turn's
+ * record, route requests, TTS call times, its `turn_latency` and `preemptive` events.
+ */
+async function fluxTurn(devstack, make, context, preemptive) {
+  const socket = "recognizer=frames&eager_eot_threshold=0.5&mock_eager_lead_ms=300";
+  const requests = [];
+  const llm = {
+    name: "streamed",
+    generate(request) {
+      requests.push({ ...request, at: performance.timeOrigin + performance.now() });
+      return (async function* () {
+        await sleep(200);
+        yield "It is noon. ";
+        yield "Anything else?";
+      })();
+    },
+  };
+  const speech = tts(devstack);
+  const synthesizedAt = [];
+  const events = recorder();
+  const latencies = [];
+  const guesses = [];
+  const session = make({
+    routes: [llm],
+    recoveryText: RECOVERY,
+    sessionId: "s",
+    transcriber: { protocol: "deepgram-flux", provision: fluxBackend(devstack, socket) },
+    synthesize: (text, options) => {
+      synthesizedAt.push(performance.timeOrigin + performance.now());
+      return speech.synthesize(text, options);
+    },
+    audioContext: context,
+    preemptive,
+    ...events,
+    onEvent: (event) => {
+      if (event.type === "turn_latency") latencies.push(event);
+      if (event.type === "preemptive") guesses.push([event.requestId, event.kept, event.reason]);
+    },
+  });
+  await session.start({ microphone: false });
+  for (let n = 0; n < 50; n += 1) session.sendAudio(frame(n));
+  await until(() => events.log.turns.length === 1 && latencies.length === 1, 10_000, "the turn answered and measured");
+  await session.stop();
+  session.free();
+  assertEq(events.log.errors, [], "no errors");
+  return { record: events.log.turns[0], requests, synthesizedAt, latency: latencies[0], guesses };
+}
+
 const scenarios = {
+  async fluxsEagerEndOfTurnStartsTheAnswerEarlyAndTheLatencyRecordSaysSo({ devstack, make }) {
+    return withAudio(async (context) => {
+      const on = await fluxTurn(devstack, make, context, true);
+      assertEq(on.record.input, "w0 w25", "the final");
+      assertEq(on.record.attempts.map((a) => [a.requestId, a.result, a.preemptive]), [["s:turn-1:preemptive:1", "accepted", true]], "one request, kept");
+      assertEq(on.requests.map((r) => r.input), ["w0 w25"], "the route was called once, on the eager text");
+      assertEq(on.guesses, [["s:turn-1:preemptive:1", true, undefined]], "kept");
+      const l = on.latency;
+      assertEq([l.turnId, l.preemptive], ["s:turn-1", "kept"], "the latency record");
+      assert(l.routeCalledAt < l.finalAt, `the route was called before the final (${l.routeCalledAt} < ${l.finalAt})`);
+      // Marks are the session's input times; this debug build takes a few ms to reach the call
+      // (the bench compares them in the release build).
+      assert(Math.abs(l.routeCalledAt - on.requests[0].at) <= 25, `routeCalledAt is the call (${l.routeCalledAt} vs ${on.requests[0].at})`);
+      assert(on.synthesizedAt[0] >= l.finalAt, "nothing was synthesized before the final");
+      assert(Math.abs(l.synthesizeAt - on.synthesizedAt[0]) <= 25, `synthesizeAt is the call (${l.synthesizeAt} vs ${on.synthesizedAt[0]})`);
+      const marks = [l.speechEndAt, l.routeCalledAt, l.firstTokenAt, l.firstSentenceAt, l.synthesizeAt, l.firstAudioAt, l.firstSoundAt];
+      assert(marks.every(Number.isFinite), `every mark: ${JSON.stringify(l)}`);
+      assert(l.firstTokenAt <= l.firstSentenceAt && l.firstSentenceAt <= l.synthesizeAt && l.synthesizeAt <= l.firstAudioAt && l.firstAudioAt <= l.firstSoundAt, `in order: ${JSON.stringify(l)}`);
+      assert(Math.abs(l.voiceToVoiceMs - (l.firstSoundAt - l.speechEndAt)) < 0.01, "voice-to-voice");
+      const off = await fluxTurn(devstack, make, context, false);
+      assertEq(off.record.attempts.map((a) => [a.requestId, a.preemptive]), [["s:turn-1:attempt:1", undefined]], "off: the final's own attempt");
+      assertEq([off.latency.preemptive, off.guesses], ["not_tried", []], "off: not tried");
+      assert(off.latency.routeCalledAt >= off.latency.finalAt, "off: the route is called at the final");
+      // The guess led the final by 300 ms: the route's 200 ms were spent before it.
+      const fromFinal = (x) => x.latency.firstTokenAt - x.latency.finalAt;
+      assert(fromFinal(on) < fromFinal(off), `first token sooner after the final with preemptive (${fromFinal(on)} vs ${fromFinal(off)} ms)`);
+      return { firstTokenAfterFinalMs: { on: fromFinal(on), off: fromFinal(off) } };
+    });
+  },
+
   // The one rule for a callback that throws, in the session and its own wiring: a non-terminal
   // callback_error to onError and to onEvent, once each, and the session goes on.
   async aThrowingCallbackIsReportedOnceAndTheSessionGoesOn({ devstack, make }) {

@@ -203,6 +203,10 @@ pub struct Profile {
     /// Audio waits for the server's answer to the start message ([`Event::Started`]);
     /// otherwise it flows as soon as the socket opens.
     pub audio_after_start: bool,
+    /// The provider guesses the end of each turn before its final (Deepgram Flux's
+    /// `EagerEndOfTurn`): a session's preemptive attempts follow its guesses and make none of
+    /// their own from still partials (T17).
+    pub eager_end_of_turn: bool,
     /// What close codes mean, first match first; any other code is [`CloseClass::Retry`].
     pub closes: &'static [CloseRule],
     /// A fresh codec, for one transcriber.

@@ -18,7 +18,8 @@ pub enum Guess {
 /// The partial transcript and the guess made on it.
 #[derive(Debug)]
 pub struct EagerTracker {
-    silence_ms: u64,
+    /// `None`: only the provider's guesses count.
+    silence_ms: Option<u64>,
     /// The latest partial, its normalised text and when that text last changed.
     partial: Option<(String, String, Millis)>,
     /// The normalised text of the guess standing now, if any.
@@ -30,10 +31,16 @@ impl EagerTracker {
     #[must_use]
     pub fn new(silence_ms: u64) -> Self {
         EagerTracker {
-            silence_ms,
+            silence_ms: Some(silence_ms),
             partial: None,
             guessed: None,
         }
+    }
+
+    /// The provider guesses the end of turn itself (its protocol says so): no guess of our own,
+    /// which between its words would only cost requests.
+    pub fn follow_provider_only(&mut self) {
+        self.silence_ms = None;
     }
 
     /// A partial transcript: a new text restarts the wait, and withdraws a guess it differs from.
@@ -75,7 +82,7 @@ impl EagerTracker {
         if self.guessed.as_ref() == Some(key) {
             return None;
         }
-        Some(since.after(self.silence_ms))
+        Some(since.after(self.silence_ms?))
     }
 
     /// A guess when the partial has been still long enough.
@@ -150,5 +157,21 @@ mod tests {
         );
         assert_eq!(eager.on_resumed(), Some(Guess::Withdraw));
         assert_eq!(eager.on_resumed(), None);
+        eager.follow_provider_only();
+        assert_eq!(eager.on_partial("and then", Millis(20)), None);
+        assert_eq!(eager.poll_timeout(), None, "no guess of its own");
+        assert_eq!(
+            eager.on_partial("and then some", Millis(30)),
+            None,
+            "nothing to withdraw"
+        );
+        assert_eq!(
+            eager.on_provider_guess("and then some"),
+            Some(Guess::Start("and then some".into()))
+        );
+        assert_eq!(
+            eager.on_partial("and then some more", Millis(40)),
+            Some(Guess::Withdraw)
+        );
     }
 }

@@ -65,10 +65,19 @@ impl SessionCore {
         }
     }
 
-    /// Turns preemptive attempts on (T17): the provider's eager end of turn, or a partial still
-    /// for `eager_silence_ms`, starts the next turn's first attempt before its final.
+    /// Turns preemptive attempts on (T17): the provider's eager end of turn or, where the
+    /// protocol has none, a partial still for `eager_silence_ms` starts the next turn's first
+    /// attempt before its final.
     pub fn enable_preemptive(&mut self, eager_silence_ms: u64) {
-        self.eager = Some(EagerTracker::new(eager_silence_ms));
+        let provider_guesses = self
+            .stt
+            .as_ref()
+            .is_some_and(|stt| stt.protocol().eager_end_of_turn);
+        let mut tracker = EagerTracker::new(eager_silence_ms);
+        if provider_guesses {
+            tracker.follow_provider_only();
+        }
+        self.eager = Some(tracker);
     }
 
     #[must_use]

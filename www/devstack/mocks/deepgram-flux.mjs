@@ -9,7 +9,7 @@
 // As Flux does: binary PCM16 frames (an empty one: close 1008 `DATA-0000`); `Connected` first;
 // `TurnInfo` messages: `StartOfTurn` when speech begins, `Update` for every 0.25 s of audio (an
 // empty transcript between turns), `EagerEndOfTurn` (only with `eager_eot_threshold` in the URL)
-// then `EndOfTurn` with the turn's transcript, `turn_index` counting turns from 0; `Configure` is
+// then `EndOfTurn` with the turn's transcript (`mock_eager_lead_ms` later, a mock-only knob), `turn_index` counting turns from 0; `Configure` is
 // answered with `ConfigureSuccess`; `ForceEndTurn` ends the open turn at once; `CloseStream` ends
 // the open turn and closes without a status (1005); a message outside the schema is an `Error`
 // (`UNPARSABLE_CLIENT_MESSAGE`). No frame for the idle limit (10 s, as listen v1 — unconfirmed for
@@ -33,14 +33,15 @@ export default {
   open(conn) {
     const requestId = randomUUID();
     const eager = conn.params.has("eager_eot_threshold");
+    const eagerLeadMs = Number(conn.params.get("mock_eager_lead_ms") ?? 0);
     const state = { sequence: 0, turn: 0, inTurn: false, transcript: "", updatedAt: 0, forcing: false, closing: false };
     const send = (message) => conn.send({ ...message, sequence_id: state.sequence++ });
-    const turnInfo = (event, transcript, end) =>
+    const turnInfo = (event, transcript, end, index = state.turn) =>
       send({
         type: "TurnInfo",
         request_id: requestId,
         event,
-        turn_index: state.turn,
+        turn_index: index,
         audio_window_start: 0,
         audio_window_end: end,
         transcript,
@@ -53,6 +54,15 @@ export default {
       if (eager && !state.forcing) {
         conn.count("eagerEnds");
         turnInfo("EagerEndOfTurn", text, end);
+        if (eagerLeadMs > 0) {
+          // The eager guess leads its EndOfTurn, as Flux's does (mock-only knob).
+          const index = state.turn;
+          setTimeout(() => turnInfo("EndOfTurn", text, end, index), eagerLeadMs);
+          state.turn += 1;
+          state.inTurn = false;
+          state.transcript = "";
+          return;
+        }
       }
       turnInfo("EndOfTurn", text, end);
       state.turn += 1;

@@ -64,6 +64,7 @@ pub const PROFILE: Profile = Profile {
     },
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     closes: &[
         CloseRule::range(3006, 3007, CloseClass::Fatal),
         CloseRule::code(3008, CloseClass::SessionOver),

@@ -54,6 +54,7 @@ pub const PROFILE: Profile = Profile {
     pacing: PACING,
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     closes: CLOSES,
     codec: || Box::<Deepgram>::default(),
 };

@@ -49,6 +49,7 @@ pub const PROFILE: Profile = Profile {
     pacing: deepgram::PACING,
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: true,
     closes: deepgram::CLOSES,
     codec: || Box::<DeepgramFlux>::default(),
 };

@@ -37,6 +37,7 @@ pub const PROFILE: Profile = Profile {
     pacing: Pacing::UNPACED,
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     // The error message before a close says what it means.
     closes: &[],
     codec: || Box::<ElevenLabs>::default(),

@@ -31,6 +31,7 @@ pub const PROFILE: Profile = Profile {
     pacing: Pacing::UNPACED,
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     closes: &[CloseRule::range(4000, 4999, CloseClass::SessionOver)],
     codec: || Box::new(Gladia),
 };

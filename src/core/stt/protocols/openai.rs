@@ -44,6 +44,7 @@ pub const PROFILE: Profile = Profile {
     pacing: Pacing::UNPACED,
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     closes: &[CloseRule::code(4000, CloseClass::Fatal)],
     codec: || Box::<OpenAi>::default(),
 };

@@ -61,6 +61,7 @@ pub const PROFILE: Profile = Profile {
     },
     receipt_window_ms: 0,
     audio_after_start: false,
+    eager_end_of_turn: false,
     // The close's code is not documented: the error before it says what it means.
     closes: &[],
     codec: || Box::<Soniox>::default(),

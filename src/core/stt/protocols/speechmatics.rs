@@ -47,6 +47,7 @@ pub const PROFILE: Profile = Profile {
     pacing: Pacing::UNPACED,
     receipt_window_ms: RECEIPT_WINDOW_MS,
     audio_after_start: true,
+    eager_end_of_turn: false,
     closes: &[
         CloseRule::code(1003, CloseClass::Fatal),
         CloseRule::code(4001, CloseClass::Fatal),
