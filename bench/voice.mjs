@@ -67,6 +67,14 @@ export async function runVoiceBench(page, stackUrl, { tiny, baseline }) {
     window.__cutHeard = await cutStreamHeard(${JSON.stringify(stackUrl)}, ${tiny ? 2 : 20});
   `, { timeoutMs: 600_000 });
   const cutHeard = await page.evaluate(() => window.__cutHeard);
+  // Preemptive attempts (issue 24): the mock LLM's first token at 600 ms, Flux's eager guess
+  // 250 ms before its final.
+  await runModule(page, stackUrl, `
+    import { preemptiveLatency, discardedGuesses } from "/bench/voice_page.mjs";
+    window.__preemptive = await preemptiveLatency(${JSON.stringify(stackUrl)}, { turns: ${tiny ? 2 : 5}, rounds: ${tiny ? 2 : 4}, leadMs: 250, firstTokenMs: 600 });
+    window.__discarded = await discardedGuesses(${JSON.stringify(stackUrl)}, ${tiny ? 2 : 10});
+  `, { timeoutMs: 600_000 });
+  const preemptive = await page.evaluate(() => ({ ...window.__preemptive, discardedGuesses: window.__discarded }));
   const ownOf = (s) => s.route.map((route, i) => route + s.synthesize[i] + s.schedule[i]);
   const own = ownOf(samples);
   const summary = (values) => ({ medianMs: median(values), p95Ms: p95(values) });
@@ -90,6 +98,7 @@ export async function runVoiceBench(page, stackUrl, { tiny, baseline }) {
       underruns,
       cutHeard: { runs: cutHeard.errors.length, meanWords: cutHeard.errors.reduce((a, b) => a + b, 0) / Math.max(1, cutHeard.errors.length), maxWords: Math.max(...cutHeard.errors), overReports: cutHeard.overReports },
     },
+    preemptive,
     bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), quantumMs: bargeIn.quantumMs },
     heard: {
       runs: heard.audioErrors.length,
@@ -126,7 +135,34 @@ export function voiceRows(voice) {
         ],
       ]
     : [];
+  const pre = voice.preemptive;
+  const preRows = pre
+    ? (() => {
+        const on = pre.on;
+        const off = pre.off;
+        const d = pre.discardedGuesses;
+        const mixed = (k, dTurns) => (on.requestsPerTurn * k + (d.requests / d.turns) * dTurns) / (k + dTurns);
+        return [
+          [
+            `final → first sound, Flux's eager guess ${pre.leadMs} ms before its final, LLM first token at ${pre.firstTokenMs} ms (${on.turns} turns each, interleaved), median`,
+            `preemptive on ${ms(median(on.finalToSoundMs))}, off ${ms(median(off.finalToSoundMs))}: ${ms(median(off.finalToSoundMs) - median(on.finalToSoundMs))} sooner`,
+            `turn_latency voiceToVoiceMs median: on ${ms(median(on.voiceToVoiceMs))}, off ${ms(median(off.voiceToVoiceMs))}; kept ${on.kept}/${on.turns}`,
+          ],
+          [
+            "requests per turn: Flux guesses (all kept) / own guesses on a partial that never matches its final (all discarded) / a 4:1 mix",
+            `${on.requestsPerTurn.toFixed(2)} / ${(d.requests / d.turns).toFixed(2)} / ${mixed(4, 1).toFixed(2)}`,
+            `answers spoken from discarded attempts: ${d.discardedSpoken}; repeated request ids: ${on.repeatedIds + off.repeatedIds + d.repeatedIds}`,
+          ],
+          [
+            `turn_latency marks vs the bench's stopwatch (first sound, route call, synthesize; ${on.markErrorsMs.length + off.markErrorsMs.length} marks), absolute difference`,
+            `median ${ms(median([...on.markErrorsMs, ...off.markErrorsMs]))}, max ${ms(Math.max(...on.markErrorsMs, ...off.markErrorsMs))}`,
+            `one render quantum: ${ms(pre.quantumMs)}`,
+          ],
+        ];
+      })()
+    : [];
   return [
+    ...preRows,
     ...streamRows,
     [
       `voice-to-voice overhead, turnguard's own (${o.turns} turns): final → route call + first sentence → synthesize + audio → scheduled start, median / p95`,

@@ -466,3 +466,166 @@ export async function cutStreamHeard(devstack, runs) {
   await context.close();
   return { errors, overReports };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Preemptive attempts (T17) and the turn_latency record, side by side: a VoiceSession on the dev
+// stack's Deepgram Flux mock, whose EagerEndOfTurn leads its EndOfTurn by `leadMs`, answered by
+// the mock LLM with its first token `firstTokenMs` after the call, with `preemptive` on and off
+// in interleaved rounds. The stopwatch: the EndOfTurn message reaching the page (a socket hook
+// before any turnguard handler) to the first source's start on the audio clock (its start() call
+// plus how far ahead it was scheduled); the route call and `synthesize` stamped in the app's code.
+
+/**
+ * One session of `turns` Flux turns. `socket`: the mock's switches; `preemptive` the option.
+ * Returns per turn the stopwatch's marks, the session's turn_latency event and the route calls.
+ */
+async function fluxTurns(devstack, context, { turns, socket, preemptive, firstTokenMs }) {
+  const Native = window.WebSocket;
+  let finalAt = null;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (typeof event.data === "string" && event.data.includes('"EndOfTurn"')) finalAt = performance.timeOrigin + performance.now();
+      });
+    }
+  };
+  const proto = AudioBufferSourceNode.prototype;
+  const { start } = proto;
+  let soundAt = null;
+  proto.start = function (when = 0, ...rest) {
+    const ahead = Math.max(0, when - this.context.currentTime) * 1000;
+    soundAt ??= performance.timeOrigin + performance.now() + ahead;
+    return start.call(this, when, ...rest);
+  };
+  const key = `bench-${Math.random().toString(36).slice(2)}`;
+  const calls = [];
+  const { openAiCompatibleRoute } = await import("/pkg/turnguard.js");
+  const llm = openAiCompatibleRoute({ name: "mock", url: new URL(`/llm/ok/v1/chat/completions?firstChunkMs=${firstTokenMs}&text=Okay.`, devstack).href, model: "mock" });
+  const route = {
+    name: "mock",
+    generate(request) {
+      calls.push({ requestId: request.requestId, at: performance.timeOrigin + performance.now() });
+      return llm.generate(request);
+    },
+  };
+  const wav = await (await fetch(new URL("/tts?msPerChar=5", devstack), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "Okay." }) })).arrayBuffer();
+  const out = [];
+  let latency = null;
+  let listening = 0;
+  let synthesizeAt = null;
+  const session = new VoiceSession({
+    routes: [route],
+    recoveryText: "Sorry?",
+    preemptive,
+    transcriber: {
+      protocol: "deepgram-flux",
+      provision: async ({ signal, reason }) => (await fetch(new URL("/api/stt/deepgram-flux", devstack), { method: "POST", signal, headers: { "content-type": "application/json" }, body: JSON.stringify({ reason, key, socket }) })).json(),
+    },
+    synthesize() {
+      synthesizeAt ??= performance.timeOrigin + performance.now();
+      return Promise.resolve(wav.slice(0));
+    },
+    audioContext: context,
+    onStateChange: (state) => state === "listening" && (listening += 1),
+    onEvent: (event) => event.type === "turn_latency" && (latency = event),
+  });
+  try {
+    await session.start({ microphone: false });
+    for (let n = 0; n < turns; n += 1) {
+      finalAt = soundAt = latency = synthesizeAt = null;
+      const before = listening;
+      const callsBefore = calls.length;
+      for (let i = 0; i < FRAMES_PER_UTTERANCE; i += 1) session.sendAudio(new Int16Array(320));
+      await until(() => listening > before && latency !== null && soundAt !== null && finalAt !== null, 15_000, "a Flux turn answered");
+      out.push({ finalAt, soundAt, synthesizeAt, latency, calls: calls.slice(callsBefore) });
+    }
+    return out;
+  } finally {
+    await session.stop();
+    session.free();
+    window.WebSocket = Native;
+    proto.start = start;
+  }
+}
+
+/**
+ * `preemptive` on and off, `turns` turns each in `rounds` interleaved rounds: the final → first
+ * sound per mode, requests per turn, answers of discarded attempts, repeated ids, and how far the
+ * turn_latency marks are from the stopwatch's.
+ */
+export async function preemptiveLatency(devstack, { turns, rounds, leadMs, firstTokenMs }) {
+  await init();
+  const context = new AudioContext();
+  await context.resume();
+  const socket = `recognizer=frames&eager_eot_threshold=0.5&mock_eager_lead_ms=${leadMs}`;
+  const result = { on: [], off: [] };
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const mode of round % 2 ? ["off", "on"] : ["on", "off"]) {
+        const got = await fluxTurns(devstack, context, { turns, socket, preemptive: mode === "on", firstTokenMs });
+        result[mode].push(...got);
+      }
+    }
+  } finally {
+    await context.close();
+  }
+  const summarize = (samples) => {
+    const ids = samples.flatMap((s) => s.calls.map((c) => c.requestId));
+    return {
+      turns: samples.length,
+      finalToSoundMs: samples.map((s) => s.soundAt - s.finalAt),
+      voiceToVoiceMs: samples.map((s) => s.latency.voiceToVoiceMs),
+      requestsPerTurn: ids.length / samples.length,
+      repeatedIds: ids.length - new Set(ids).size,
+      kept: samples.filter((s) => s.latency.preemptive === "kept").length,
+      discarded: samples.filter((s) => s.latency.preemptive === "discarded").length,
+      // The event's marks against the stopwatch: first sound, the route call, synthesize.
+      markErrorsMs: samples.flatMap((s) => [
+        Math.abs(s.latency.firstSoundAt - s.soundAt),
+        Math.abs(s.latency.routeCalledAt - s.calls.at(-1).at),
+        Math.abs(s.latency.synthesizeAt - s.synthesizeAt),
+      ]),
+    };
+  };
+  return { leadMs, firstTokenMs, quantumMs: (128 / 48000) * 1000, on: summarize(result.on), off: summarize(result.off) };
+}
+
+/**
+ * Requests per turn when guesses are discarded: the session's own guess on the Gladia mock, whose
+ * partial ("utterance") never matches its final ("utterance N"), so every guess is discarded.
+ */
+export async function discardedGuesses(devstack, turns) {
+  await init();
+  const calls = [];
+  const spokenFrom = [];
+  let listening = 0;
+  let turnsDone = 0;
+  const session = new VoiceSession({
+    routes: [{ name: "scripted", generate: ({ requestId }) => { calls.push(requestId); return `Answer from ${requestId}.`; } }],
+    recoveryText: "Sorry?",
+    preemptive: true,
+    provision: async ({ signal }) => (await fetch(new URL("/stt/normal/v2/live", devstack), { method: "POST", signal })).json(),
+    synthesize: async (text) => { spokenFrom.push(text); throw new Error("no audio needed"); },
+    onStateChange: (state) => state === "listening" && (listening += 1),
+    onTurn: () => (turnsDone += 1),
+  });
+  try {
+    await session.start({ microphone: false });
+    for (let n = 0; n < turns; n += 1) {
+      const before = turnsDone;
+      // In real time, as a microphone: the partial comes half-way through the utterance and
+      // stays still past eagerSilenceMs until the final.
+      for (let i = 0; i < FRAMES_PER_UTTERANCE; i += 1) {
+        session.sendAudio(new Int16Array(320));
+        await sleep(20);
+      }
+      await until(() => turnsDone > before, 10_000, "a Gladia turn settled");
+    }
+  } finally {
+    await session.stop();
+    session.free();
+  }
+  const discardedSpoken = spokenFrom.filter((text) => text.includes(":preemptive:")).length;
+  return { turns, requests: calls.length, preemptive: calls.filter((id) => id.includes(":preemptive:")).length, discardedSpoken, repeatedIds: calls.length - new Set(calls).size };
+}
