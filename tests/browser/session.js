@@ -116,7 +116,7 @@ function observer() {
   };
 }
 
-const SESSION_EVENTS = new Set(["sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
+const SESSION_EVENTS = new Set(["turn_latency", "sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
 
 /** Each event has `type` and `at` (epoch ms, in order) and holds none of `texts` (T14). */
 function checkEvents(events, texts) {
@@ -570,6 +570,8 @@ const scenarios = {
         assert(turn.indexOf(before) >= 0 && turn.indexOf(before) < turn.indexOf(after), `${before} before ${after} in ${turn}`);
       }
       assertEq(turn.filter((step) => step.startsWith("playback")), ["playback_started", "playback_ended"], "one playback");
+      assertEq(turn.filter((step) => step === "turn_latency").length, 1, "one latency record");
+      assert(turn.indexOf("sentence_audio:0") < turn.indexOf("turn_latency"), "measured at the first sound");
       const ended = log.find((e) => e.type === "playback_ended");
       const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
       assertEq([ended.cut, ended.unheardMs], [false, undefined], "played out");

@@ -118,23 +118,22 @@ impl VoiceCore {
         };
         // `as` saturates: a negative or NaN lead is 0.
         let lead_us = (lead_ms * 1000.0) as u64;
-        if let Some(mut latency) = turn.latency.take() {
-            latency.first_audio_at.get_or_insert(now);
-            latency.first_sound_at_us = Some(now.0.saturating_mul(1000).saturating_add(lead_us));
-            self.push(VoiceAction::Event(VoiceEvent::TurnLatency(latency)));
-        }
-        let Some(turn) = self.turn.as_mut() else {
-            return;
-        };
         if let Some(sentence) = turn.sentences.get_mut(index) {
             sentence.sounded = true;
         }
+        let latency = turn.latency.take();
         let event = VoiceEvent::SentenceAudio {
             turn_id: turn.turn_id.clone(),
             index,
             starts_in_us: lead_us,
         };
         self.push(VoiceAction::Event(event));
+        // The turn's first sound: where its time went is known now.
+        if let Some(mut latency) = latency {
+            latency.first_audio_at.get_or_insert(now);
+            latency.first_sound_at_us = Some(now.0.saturating_mul(1000).saturating_add(lead_us));
+            self.push(VoiceAction::Event(VoiceEvent::TurnLatency(latency)));
+        }
     }
 
     fn sentence_mut(&mut self, job: u64) -> Option<&mut Sentence> {
