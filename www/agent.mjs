@@ -51,19 +51,38 @@ export function sttSwitches(protocol, f) {
 }
 
 /**
+ * What the demo asks of a protocol's socket beyond its descriptor's URL, by protocol name:
+ * Deepgram Flux's eager end of turn (`eager_eot_threshold`: a real app's backend puts it in the
+ * URL it hands out; here the page passes it to the dev stack's backend route with the rest of the
+ * socket query), which starts the session's preemptive attempts, and the mock's lead of EndOfTurn
+ * after its EagerEndOfTurn (`mock_eager_lead_ms`, mock only) so that the early start shows on the
+ * timeline. Every other protocol needs nothing: the session guesses from a still partial.
+ */
+export const EAGER_SOCKET = Object.freeze({ "deepgram-flux": "eager_eot_threshold=0.5&mock_eager_lead_ms=250" });
+
+/**
+ * The socket query the page hands its backend route for `protocol` with the switches `f`: the
+ * real recognizer, the protocol's eager end of turn (EAGER_SOCKET), the checked STT switches.
+ */
+export function socketQuery(protocol, f) {
+  // The demo's mocks hear with pocketsphinx (recognizers.mjs): what you say comes back.
+  return ["recognizer=speech", EAGER_SOCKET[protocol.name], sttSwitches(protocol, f).socket].filter(Boolean).join("&");
+}
+
+/**
  * The app's provision(): a call to its backend, which holds the provider key and runs the
  * protocol's recipe (here the dev stack's POST /api/stt/<name>, www/devstack/protocols.mjs). The
  * switches as they were when the session started; `key` names the mocks' counters.
  */
 export function provisioner(protocol, f, key) {
   const switches = sttSwitches(protocol, f);
+  const socket = socketQuery(protocol, f);
   return async ({ signal, reason }) => {
     const response = await fetch(`/api/stt/${protocol.name}`, {
       method: "POST",
       signal,
       headers: { "content-type": "application/json" },
-      // The demo's mocks hear with pocketsphinx (recognizers.mjs): what you say comes back.
-      body: JSON.stringify({ reason, key, token: switches.token, socket: ["recognizer=speech", switches.socket].filter(Boolean).join("&") }),
+      body: JSON.stringify({ reason, key, token: switches.token, socket }),
     });
     if (!response.ok) throw Object.assign(new Error(`provisioning answered ${response.status}`), { status: response.status });
     return response.json();
@@ -181,6 +200,10 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
       destination: analyser,
       ttsTimeoutMs: TTS_TIMEOUT_MS,
       controller: CONTROLLER_TIMING,
+      // Preemptive attempts (T17): an eager end of turn (Flux's EagerEndOfTurn, else a partial
+      // still for 300 ms) starts the first LLM attempt before the final; the final keeps or
+      // discards it. Each turn's `turn_latency` event (onEvent) shows what it gained.
+      preemptive: true,
       // Backoffs capped at 4 s instead of 30 s, so a failure plays out while you watch.
       // Each close, with its code and class, goes to the timeline as the transcriber reports it.
       transcriber: {

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { llmUrl, sttSwitches } from "./agent.mjs";
+import { EAGER_SOCKET, llmUrl, socketQuery, sttSwitches } from "./agent.mjs";
 import { demoFailures, loadDescriptors } from "./devstack/protocols.mjs";
 
 test("LLM switches pick the mock scenario of each route; an upstream serves a healthy primary only", () => {
@@ -40,5 +40,20 @@ test("checked switches of one protocol combine", async () => {
     const all = Object.fromEntries(protocol.failures.map((failure) => [`${protocol.name}.${failure.id}`, true]));
     const join = (part) => protocol.failures.map((failure) => failure[part]).filter(Boolean).join("&");
     assert.deepEqual(sttSwitches(protocol, all), { socket: join("socket"), token: join("token") }, protocol.name);
+  }
+});
+
+test("the socket query: the real recognizer, Flux's eager end of turn (with the mock's lead), then the checked switches", async () => {
+  const descriptors = await loadDescriptors();
+  const flux = descriptors.find(({ name }) => name === "deepgram-flux");
+  assert.ok(flux, "the dev stack has Deepgram Flux");
+  const protocol = { name: flux.name, failures: demoFailures(flux) };
+  assert.equal(socketQuery(protocol, {}), "recognizer=speech&eager_eot_threshold=0.5&mock_eager_lead_ms=250");
+  const [drop] = protocol.failures;
+  assert.equal(socketQuery(protocol, { [`deepgram-flux.${drop.id}`]: true }), `recognizer=speech&eager_eot_threshold=0.5&mock_eager_lead_ms=250&${drop.socket}`);
+  // Every name in EAGER_SOCKET is a protocol of the dev stack; the others get nothing extra.
+  for (const name of Object.keys(EAGER_SOCKET)) assert.ok(descriptors.some((descriptor) => descriptor.name === name), name);
+  for (const descriptor of descriptors.filter(({ name }) => !(name in EAGER_SOCKET))) {
+    assert.equal(socketQuery({ name: descriptor.name, failures: demoFailures(descriptor) }, {}), "recognizer=speech", descriptor.name);
   }
 });

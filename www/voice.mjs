@@ -114,7 +114,8 @@ function hooks() {
       session = n;
     },
     onEvent(event) {
-      record(timelineEntry(event));
+      // turn_latency's marks are epoch ms; the entries are on performance.now().
+      record(timelineEntry(event, { timeOrigin: performance.timeOrigin }));
       if (event.type === "turn_started") {
         Object.assign(answer, { turnId: event.turnId, sentences: [], recovery: false });
         ui.answer.dataset.turn = event.turnId;
