@@ -16,6 +16,7 @@ mod capture;
 mod dev_provisioner;
 mod errors;
 pub(crate) mod io;
+mod network;
 pub(crate) mod options;
 mod provision;
 mod socket;

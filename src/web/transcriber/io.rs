@@ -4,6 +4,7 @@
 //! machine the transcriber is (or is part of).
 
 use super::errors::{aborted, dom_error, error_to_js};
+use super::network::{self, NetworkWatch};
 use super::provision::{self, Provisioned};
 use super::socket::{Socket, SocketEvent};
 use crate::core::stt::transcriber::{Action, State, Transcriber, TranscriberError};
@@ -90,6 +91,8 @@ pub(super) struct Io {
     pub(super) stop_waiters: Vec<Function>,
     /// The terminal error, once failed.
     pub(super) failure: JsValue,
+    /// `online`/`offline` listeners, from `start()` to the end.
+    pub(super) network: Option<NetworkWatch>,
 }
 
 /// What a transcriber needs besides its core: the app's `provision`, the capture settings and
@@ -177,6 +180,14 @@ impl TranscriberIo {
                 let promise = Promise::new(&mut |resolve, reject| {
                     self.io.borrow_mut().start_waiters.push((resolve, reject));
                 });
+                if self.io.borrow().network.is_none() {
+                    let watch = NetworkWatch::start(host.weak_host());
+                    self.io.borrow_mut().network = watch;
+                }
+                // W: started offline, it provisions once the network is back.
+                if !network::is_online() {
+                    update(host, |stt, now| stt.set_online(false, now));
+                }
                 start_core();
                 promise
             }
@@ -207,6 +218,8 @@ impl TranscriberIo {
             State::Stopped | State::Failed => {
                 self.release_microphone();
                 self.abort_provision();
+                let network = self.io.borrow_mut().network.take();
+                drop(network);
                 let (starts, stops, failure) = {
                     let mut io = self.io.borrow_mut();
                     let starts = std::mem::take(&mut io.start_waiters);

@@ -112,6 +112,8 @@ pub struct Transcriber {
     unreachable_reported: bool,
     /// URLs found dead (R5) while no socket had opened yet.
     dead_urls_before_open: u32,
+    /// The browser reported the network down (W): nothing connects or provisions until it is up.
+    offline: bool,
     /// What the current connection's messages were: one the protocol knows, and how many it
     /// does not know (for [`TranscriberError::UnexpectedMessages`], reported once).
     known_messages: bool,
@@ -160,6 +162,7 @@ impl Transcriber {
             events: Vec::new(),
             ever_opened: false,
             dead_urls_before_open: 0,
+            offline: false,
             unreachable_reported: false,
             known_messages: false,
             unexpected_messages: 0,
@@ -223,9 +226,15 @@ impl Transcriber {
 
     /// Starts the session: provisions, then connects. Only from `Idle`; otherwise nothing.
     pub fn start(&mut self, now: Millis) {
-        if self.state == State::Idle {
-            self.provision(now);
+        if self.state != State::Idle {
+            return;
         }
+        if self.offline {
+            // Provisioned once the network is back (W).
+            self.after_backoff = ReconnectAction::Reprovision;
+            return self.set_state(State::Backoff);
+        }
+        self.provision(now);
     }
 
     /// `provision()` gave this `config` (a JSON object) with the URL that follows: its fields go

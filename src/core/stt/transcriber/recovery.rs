@@ -66,6 +66,26 @@ impl Transcriber {
         }
     }
 
+    /// The browser says the network went down (`offline`) or came back (`online`) (W). While it
+    /// is down nothing connects and nothing is provisioned: a backoff that ends waits, and the
+    /// reconnect budgets are not spent on an outage the browser reported. Back up, a transcriber
+    /// waiting in backoff goes on at once, whatever was left of its delay.
+    pub fn set_online(&mut self, online: bool, now: Millis) {
+        if self.offline != online {
+            return;
+        }
+        self.offline = !online;
+        if online && self.state == State::Backoff {
+            self.timers.retry = Some(now);
+            self.handle_timeout(now);
+        }
+    }
+
+    /// Whether the browser reported the network down.
+    pub fn is_offline(&self) -> bool {
+        self.offline
+    }
+
     pub(super) fn provision(&mut self, now: Millis) {
         self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
         self.set_state(State::Provisioning);

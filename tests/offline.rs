@@ -1,0 +1,107 @@
+//! The network as the browser reports it (W): while `offline`, nothing reconnects and nothing is
+//! provisioned, audio waits within the buffer; on `online` the transcriber goes on at once.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+mod transcriber_sim;
+
+use transcriber_sim::*;
+use turnguard::core::stt::transcriber::{Action, State};
+use turnguard::core::time::Millis;
+
+const URL: &str = "wss://stt.example/v2/live?token=one";
+
+#[test]
+fn offline_nothing_reconnects_and_online_reconnects_at_once() {
+    let mut drive = Drive::opened(config(), URL);
+    drive.audio(1);
+    drive.t.set_online(false, drive.now);
+    drive.advance(10);
+    drive.close(1006);
+    assert_eq!(drive.t.state(), State::Backoff);
+    // A minute offline: the backoff ends, and still nothing connects or provisions.
+    let waited = drive.advance(60_000);
+    assert!(
+        !waited
+            .iter()
+            .any(|a| matches!(a, Action::Connect(_) | Action::Provision)),
+        "{waited:?}"
+    );
+    assert_eq!(drive.t.state(), State::Backoff);
+    assert_eq!(drive.t.poll_timeout(), None, "no timer spins while offline");
+    drive.audio(2);
+    // Back online: connect at once, to the same URL; what was sent and unconfirmed goes again.
+    let at = drive.now;
+    drive.t.set_online(true, at);
+    let back = drive.take();
+    assert!(back.contains(&Action::Connect(URL.into())), "{back:?}");
+    assert_eq!(drive.connects().last(), Some(&(at, URL.to_owned())));
+    drive.open();
+    drive.advance(100);
+    let after: Vec<Action> = drive
+        .log
+        .iter()
+        .filter(|(t, _)| *t >= at)
+        .map(|(_, action)| action.clone())
+        .collect();
+    assert_eq!(
+        sent(&after),
+        [1, 2],
+        "what waited went out on the new socket"
+    );
+    assert_eq!(
+        drive.t.stats().provisions,
+        1,
+        "no provision() for the outage"
+    );
+}
+
+#[test]
+fn starting_offline_provisions_once_online() {
+    let mut drive = Drive::new(config());
+    drive.t.set_online(false, Millis(0));
+    let started = drive.start();
+    assert!(!started.contains(&Action::Provision), "{started:?}");
+    assert_eq!(drive.t.state(), State::Backoff);
+    drive.advance(30_000);
+    assert_eq!(drive.count(&Action::Provision), 0);
+    drive.t.set_online(true, drive.now);
+    assert!(drive.take().contains(&Action::Provision));
+    drive.provisioned(URL);
+    drive.open();
+    assert_eq!(drive.t.state(), State::Open);
+}
+
+#[test]
+fn online_news_while_open_or_repeated_change_nothing() {
+    let mut drive = Drive::opened(config(), URL);
+    drive.t.set_online(true, drive.now);
+    assert!(drive.take().is_empty());
+    drive.t.set_online(false, drive.now);
+    drive.t.set_online(false, drive.now);
+    assert!(drive.take().is_empty(), "an open socket is left alone");
+    assert_eq!(drive.t.state(), State::Open);
+    drive.t.set_online(true, drive.now);
+    assert!(drive.take().is_empty());
+    assert!(!drive.t.is_offline());
+}
+
+#[test]
+fn stop_while_waiting_offline_ends_the_transcriber() {
+    let mut drive = Drive::opened(config(), URL);
+    drive.t.set_online(false, drive.now);
+    drive.close(1006);
+    drive.advance(10_000);
+    drive.t.stop(drive.now);
+    drive.advance(10_000);
+    assert_eq!(drive.t.state(), State::Stopped);
+    drive.t.set_online(true, drive.now);
+    assert!(
+        !drive
+            .take()
+            .iter()
+            .any(|a| matches!(a, Action::Connect(_) | Action::Provision)),
+        "a stopped transcriber stays stopped"
+    );
+}
