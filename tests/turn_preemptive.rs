@@ -242,6 +242,10 @@ fn a_guess_with_no_final_is_forgotten_at_the_deadline_and_a_late_final_still_ans
     sim.preempt("t1", "hi");
     sim.run_until(Millis(5_000));
     assert_eq!(sim.forgotten, ["t1"]);
+    assert!(sim
+        .events
+        .iter()
+        .any(|event| matches!(event, Event::Forgotten { turn_id, at } if turn_id == "t1" && *at == Millis(4_000))));
     assert!(sim.ladder.turn("t1").is_none(), "no record is left");
     assert!(sim.spoken.is_empty() && sim.settled.is_empty());
     assert_eq!(sim.ladder.start_turn("t1", "hi", sim.now), Ok(Started::New));

@@ -69,6 +69,7 @@ fn stream_commits_at_its_first_chunk_and_delivers_sentences_in_order() {
             Event::Recovered { .. } => "recovered",
             Event::Cancelled { .. } => "cancelled",
             Event::PreemptiveEnded { .. } => "preemptive",
+            Event::Forgotten { .. } => "forgotten",
         })
         .collect();
     assert_eq!(

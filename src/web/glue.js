@@ -72,6 +72,8 @@ export function turnEvent(kind, turnId, at, requestId, route, code, failure, htt
       return { type: "recovered", turnId, reason: REASON[code], at, latencyMs: amount };
     case 6:
       return { type: "committed", turnId, requestId, route, at, latencyMs: amount };
+    case 8:
+      return { type: "turn_forgotten", turnId, at };
     case 7: {
       const event = { type: "preemptive", turnId, requestId, at, kept: code < 0 };
       if (code >= 0) event.reason = DISCARD[code];

@@ -215,6 +215,9 @@ pub(crate) fn event_to_js(event: &Event, strings: &TurnStrings, routes: &[JsValu
         Event::Cancelled { at, .. } => {
             glue::turn_event(5, turn_id, at.0 as f64, &none, &none, -1, -1, 0, 0.0)
         }
+        Event::Forgotten { at, .. } => {
+            glue::turn_event(8, turn_id, at.0 as f64, &none, &none, -1, -1, 0, 0.0)
+        }
         Event::PreemptiveEnded {
             request_id,
             reason,

@@ -115,6 +115,8 @@ export type TurnEvent =
   | { type: "recovered"; turnId: string; reason: RecoveryReason; at: number; latencyMs: number }
   | { type: "cancelled"; turnId: string; at: number }
   | { type: "preemptive"; turnId: string; requestId: string; at: number; kept: boolean; reason?: DiscardReason }
+  /** A turn begun by `runPreemptive` whose final never came by its deadline: gone, without a record. */
+  | { type: "turn_forgotten"; turnId: string; at: number }
   | CallbackErrorEvent;
 
 export interface TurnControllerOptions {

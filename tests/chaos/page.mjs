@@ -11,6 +11,16 @@
 // streamed (`"stream"`: raw PCM from its /v1/audio/speech, played part by part) or either at
 // random (`"mixed"`). Nothing here times an assertion: each check compares counts, texts or the
 // audio clock.
+//
+// Every session has preemptive attempts on (eagerSilenceMs 300, the default): a spoken turn's
+// eager end of turn starts its first LLM attempt before the final. For most protocols that is
+// the session's own guess on the scripted recognizer's still partial ("utterance"; half the
+// spoken utterances pause after it), which the final ("utterance N") then discards as
+// text_changed; Deepgram Flux sessions ask the mock for its EagerEndOfTurn (eager_eot_threshold,
+// with a seeded lead of 0-400 ms before EndOfTurn), whose text is the final's, so those are
+// mostly kept. Each route call's answer carries a tag of its own (`rq<n>`) in every sentence,
+// mapped to the call's requestId, so every synthesize call, onSpeech sentence and audio source is
+// traced back to the attempt that wrote it.
 
 import init, { VoiceSession } from "/pkg/turnguard.js";
 
@@ -18,7 +28,11 @@ const RECOVERY = "Sorry, could you say that again?";
 const FRAMES_PER_UTTERANCE = 50; // the mocks' scripted utterance (recognizer=count): 1 s of PCM16
 const FRAME_BYTES = 640;
 const FRAME_MS = 20;
-const MAX_ATTEMPTS_PER_TURN = 2;
+const MAX_ATTEMPTS_PER_TURN = 2; // ladder (`:attempt:`) calls
+const MAX_PREEMPTIVE_PER_TURN = 2; // preemptive (`:preemptive:`) calls, besides those
+const FLUX_EAGER_LEAD_MS = 400; // Flux's EagerEndOfTurn leads its EndOfTurn by 0..this (seeded)
+const EAGER_SILENCE_MS = 300; // the sessions' own guess: a partial still this long (the default)
+const PAUSED_TAIL_FRAMES = 20; // a paused utterance's frames after the pause
 const MAX_ATTEMPTS_PER_SESSION = 200;
 const REPROVISION_WINDOW_MS = 300_000;
 const MAX_REPROVISIONS = 2;
@@ -44,6 +58,9 @@ function prng(seed) {
 
 const words = (text) => text.split(/\s+/).filter(Boolean);
 const normal = (text) => words(text).join(" ");
+/** The answer tags (`rq<n>`, one per route call) in a text the session synthesizes or plays. */
+const answerTags = (text) => [...new Set(text.match(/\brq\d+\b/g) ?? [])];
+const isPreemptive = (requestId) => requestId.includes(":preemptive:");
 
 export async function runChaos({ devstack, minutes, seed, tts = "mixed", protocol = "rotate", protocols, echoGuardMs, minPartialChars, onProgress, onViolation }) {
   const wasm = await init();
@@ -60,16 +77,25 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
   const report = {
     turns: 0,
     spoken: 0,
+    spokenPaused: 0,
     typed: 0,
     sessions: 0,
     faults: {},
     bargeIns: {},
     violations: {},
     examples: [],
-    checks: { heard: 0, frames: 0, framesUnchecked: 0, settled: 0, sources: 0 },
+    checks: { heard: 0, frames: 0, framesUnchecked: 0, settled: 0, sources: 0, traced: 0, untraced: 0, requestIds: 0, latency: 0, latencyOrdered: 0 },
+    // Preemptive attempts: route calls made for them, and the outcomes their events reported
+    // (also by protocol: "started/kept/discarded").
+    preemptive: { started: 0, kept: 0, discarded: 0, reasons: {}, byProtocol: {} },
     memory: {},
   };
   const fault = (kind) => (report.faults[kind] = (report.faults[kind] ?? 0) + 1);
+  const preempted = (life, outcome) => {
+    report.preemptive[outcome] += 1;
+    const counts = (report.preemptive.byProtocol[life.protocol.name] ??= { started: 0, kept: 0, discarded: 0 });
+    counts[outcome] += 1;
+  };
   const violation = (name, detail) => {
     report.violations[name] = (report.violations[name] ?? 0) + 1;
     if (report.examples.length < 20) {
@@ -82,7 +108,12 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     "no audio after barge-in or stop",
     "heard text a prefix of what was spoken",
     "heard text within the audio clock",
-    "at most 2 LLM calls per turn",
+    "at most 2 ladder LLM calls per turn",
+    "at most 2 preemptive LLM calls per turn",
+    "never a discarded attempt's sentence spoken",
+    "never a repeated request id",
+    "one turn_latency per turn",
+    "turn_latency marks in order",
     "session LLM budget",
     "at most 2 re-provisions per 5 minutes",
     "every captured frame sent or dropped and reported",
@@ -131,6 +162,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       if (tag.life.ended || turn?.cutAt !== undefined) {
         violation("no audio after barge-in or stop", `${turn?.key ?? tag.life.id} started a source after its cut (${tag.text === RECOVERY ? "recovery" : "answer"})`);
       }
+      checkSpoken(tag.life, tag.turnId, tag.text, "played");
       if (turn) {
         turn.sources.push(record);
         checkOneAnswer(turn, tag.text);
@@ -154,14 +186,76 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     turn.sources.filter((s) => !s.ended && (s.stoppedAt === null || s.stoppedAt > now + 128 / context.sampleRate) && s.when + s.duration > now);
 
   function checkOneAnswer(turn, text) {
-    // Each attempt's answer begins "Answer <requestId>."; the recovery text is the only other speech.
+    // Every sentence of a route call's answer carries that call's tag; the recovery text is the
+    // only other speech.
     if (text === RECOVERY) turn.recoveryAudio = true;
-    const head = /^Answer (\S+)\./.exec(text);
-    if (head) {
-      turn.answers.add(head[1]);
+    for (const tag of answerTags(text)) {
+      turn.answers.add(tag);
       if (turn.answers.size > 1) violation("one answer's audio per turn", `${turn.key}: ${[...turn.answers]}`);
     }
     if (turn.recoveryAudio && turn.answers.size > 0) violation("one answer's audio per turn", `${turn.key}: an answer and the recovery text`);
+  }
+
+  /**
+   * A sentence of `turnId` went to synthesize, to onSpeech or to the speakers (`where`): each tag
+   * in it names the route call that wrote it. That call's attempt must belong to the turn and
+   * never have been discarded; a discard learned later is checked against `life.spoken`.
+   */
+  function checkSpoken(life, turnId, text, where) {
+    if (text === RECOVERY) return;
+    const tags = answerTags(text);
+    if (tags.length === 0) {
+      report.checks.untraced += 1;
+      return;
+    }
+    for (const tag of tags) {
+      const requestId = life.requestOf.get(tag);
+      report.checks.traced += 1;
+      if (requestId === undefined) {
+        violation("never a discarded attempt's sentence spoken", `${life.id}/${turnId}: ${where} "${text}" names no route call of this session`);
+        continue;
+      }
+      if (!requestId.startsWith(`${turnId}:`)) violation("one answer's audio per turn", `${life.id}/${turnId}: ${where} a sentence of ${requestId}, another turn's`);
+      const why = life.discarded.get(requestId);
+      if (why !== undefined) violation("never a discarded attempt's sentence spoken", `${life.id}: ${where} "${text}" of ${requestId}, discarded (${why})`);
+      if (!life.spoken.has(requestId)) life.spoken.set(requestId, where);
+    }
+  }
+
+  /** The attempt of `requestId` was discarded (`why`): none of its sentences may ever sound. */
+  function markDiscarded(life, requestId, why) {
+    if (life.discarded.has(requestId)) return;
+    life.discarded.set(requestId, why);
+    const where = life.spoken.get(requestId);
+    if (where !== undefined) violation("never a discarded attempt's sentence spoken", `${life.id}: ${requestId} discarded (${why}) after a sentence of it was ${where}`);
+  }
+
+  /**
+   * One turn_latency per turn; for a turn with sound its marks in the order things happen, and
+   * the route called after the final unless a preemptive attempt was kept (1 ms of slack).
+   */
+  function checkLatency(life, event) {
+    report.checks.latency += 1;
+    if (life.latencies.has(event.turnId)) violation("one turn_latency per turn", `${life.id}/${event.turnId}: a second turn_latency`);
+    life.latencies.add(event.turnId);
+    if (event.firstSoundAt === null || event.firstSoundAt === undefined) return;
+    report.checks.latencyOrdered += 1;
+    const marks = ["routeCalledAt", "firstTokenAt", "firstSentenceAt", "synthesizeAt", "firstAudioAt", "firstSoundAt"].filter((name) => typeof event[name] === "number");
+    for (let i = 1; i < marks.length; i += 1) {
+      if (event[marks[i - 1]] > event[marks[i]]) {
+        violation("turn_latency marks in order", `${life.id}/${event.turnId}: ${marks[i - 1]} ${event[marks[i - 1]]} > ${marks[i]} ${event[marks[i]]} (${event.preemptive})`);
+      }
+    }
+    if (event.preemptive !== "kept" && typeof event.routeCalledAt === "number" && typeof event.finalAt === "number" && event.routeCalledAt < event.finalAt - 1) {
+      violation("turn_latency marks in order", `${life.id}/${event.turnId}: route called at ${event.routeCalledAt}, before the final at ${event.finalAt} (${event.preemptive})`);
+    }
+  }
+
+  /** A turn that settled with an answer or the recovery text had its turn_latency. */
+  function checkLatencyCame(life, turnId, turn) {
+    if ((turn.outcome === "accepted" || turn.outcome === "recovered") && !life.latencies.has(turnId)) {
+      violation("one turn_latency per turn", `${turn.key}: ${turn.outcome}, with no turn_latency`);
+    }
   }
 
   function checkCut(turn, why) {
@@ -289,9 +383,12 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     return { stream: response.body.pipeThrough(stamp), format: "pcm16", sampleRate: 24000 };
   }
 
-  /** The dev stack's mock LLM, streamed: yields the text deltas of its SSE. */
-  async function* streamLlm(scenario, requestId, signal) {
-    const params = new URLSearchParams({ text: `Answer ${requestId}. It is sunny today in the chaos test. Take an umbrella for later.`, tokenMs: "3" });
+  /**
+   * The dev stack's mock LLM, streamed: yields the text deltas of its SSE, each sentence's full
+   * stop preceded by the call's `tag` ("Answer rq12. It is sunny … test rq12. …"), padding too.
+   */
+  async function* streamLlm(scenario, tag, signal) {
+    const params = new URLSearchParams({ text: "Answer. It is sunny today in the chaos test. Take an umbrella for later.", tokenMs: "3" });
     if (scenario === "endless") params.set("tokens", "3000"), params.set("tokenMs", "1");
     const path = scenario === "endless" ? "ok" : scenario;
     const response = await fetch(`${devstack}/llm/${path}/v1/chat/completions?${params}`, {
@@ -320,7 +417,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         } catch {
           throw Object.assign(new Error("garbage from the LLM"), { retryable: true });
         }
-        if (content) yield content;
+        if (content) yield content.replaceAll(".", ` ${tag}.`);
       }
     }
   }
@@ -328,6 +425,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
   // --- Lives: one VoiceSession each ------------------------------------------------------------
   let lifeSeq = 0;
   let partialPlan = null;
+  let answerSeq = 0; // route calls, for their answers' tags
+  const requestIds = new Set(); // every requestId a route was called with, over the whole soak
 
   function newLife() {
     lifeSeq += 1;
@@ -336,6 +435,9 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     const wire = protocolOf(lifeSeq);
     fault(`stt:${stt.kind}`);
     fault(`protocol:${wire.name}`);
+    // Flux guesses the end of turn itself (EagerEndOfTurn) when its URL has a threshold; the
+    // session then makes no guesses of its own. The mock's EndOfTurn follows after a seeded lead.
+    const eager = wire.name === "deepgram-flux" ? `eager_eot_threshold=0.5&mock_eager_lead_ms=${Math.floor(random() * (FLUX_EAGER_LEAD_MS + 1))}` : "";
     const life = {
       id: `s${lifeSeq}`,
       turns: new Map(),
@@ -348,22 +450,37 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       transcriberState: "idle",
       ended: false,
       failed: false,
+      requestOf: new Map(), // answer tag -> requestId of the route call that wrote it
+      spoken: new Map(), // requestId -> where a sentence of it went first (synthesize, onSpeech, played)
+      discarded: new Map(), // requestId -> why its attempt was discarded
+      latencies: new Set(), // turn ids with a turn_latency
     };
     const turnOf = (turnId) => life.turns.get(turnId);
     const route = (name, draw) => ({
       name,
       generate({ requestId, turnId, signal }) {
         life.routeCalls += 1;
+        report.checks.requestIds += 1;
+        if (requestIds.has(requestId)) violation("never a repeated request id", `${life.id}: ${requestId}`);
+        requestIds.add(requestId);
+        const preemptive = isPreemptive(requestId);
+        if (!requestId.startsWith(`${turnId}:${preemptive ? "preemptive" : "attempt"}:`)) violation("never a repeated request id", `${life.id}: ${requestId} is not an id of ${turnId}`);
+        if (preemptive) preempted(life, "started");
         const turn = turnOf(turnId);
-        if (turn) {
+        if (turn && preemptive) {
+          turn.preemptiveCalls += 1;
+          if (turn.preemptiveCalls > MAX_PREEMPTIVE_PER_TURN) violation("at most 2 preemptive LLM calls per turn", `${turn.key}: ${turn.preemptiveCalls}`);
+        } else if (turn) {
           turn.routeCalls += 1;
-          if (turn.routeCalls > MAX_ATTEMPTS_PER_TURN) violation("at most 2 LLM calls per turn", `${turn.key}: ${turn.routeCalls}`);
+          if (turn.routeCalls > MAX_ATTEMPTS_PER_TURN) violation("at most 2 ladder LLM calls per turn", `${turn.key}: ${turn.routeCalls}`);
         }
         if (life.routeCalls > MAX_ATTEMPTS_PER_SESSION) violation("session LLM budget", `${life.id}: ${life.routeCalls}`);
         if (life.ended) violation("no audio after barge-in or stop", `${life.id}: a route call after stop`);
         const scenario = draw();
         fault(`llm:${name}:${scenario}`);
-        return streamLlm(scenario, requestId, signal);
+        const tag = `rq${++answerSeq}`;
+        life.requestOf.set(tag, requestId);
+        return streamLlm(scenario, tag, signal);
       },
     });
     const session = new VoiceSession({
@@ -372,6 +489,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       audioContext: context,
       ttsTimeoutMs: 3000,
       bargeIn: { echoGuardMs, minPartialChars },
+      preemptive: { eagerSilenceMs: EAGER_SILENCE_MS }, // every session (see the top of this file)
       controller: { turnDeadlineMs: 5000, attemptTimeoutMs: 2500, maxAttemptsPerSession: MAX_ATTEMPTS_PER_SESSION, maxAnswerChars: 400 },
       transcriber: { protocol: wire.name, provisionTimeoutMs: 1500, policy: { initialDelayMs: 100, maxDelayMs: 1500 } },
       // The app's backend (the dev stack's POST /api/stt/<name>) with this session's switches; the
@@ -383,7 +501,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
           method: "POST",
           signal,
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ reason, key: life.key, token: stt.token ?? "", socket: ["recognizer=count", stt.socket].filter(Boolean).join("&") }),
+          body: JSON.stringify({ reason, key: life.key, token: stt.token ?? "", socket: ["recognizer=count", eager, stt.socket].filter(Boolean).join("&") }),
         });
         if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
         const created = await response.json();
@@ -393,6 +511,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       },
       async synthesize(text, { turnId, signal }) {
         if (life.ended) violation("no audio after barge-in or stop", `${life.id}: synthesize after stop`);
+        checkSpoken(life, turnId, text, "synthesized");
         const tag = { life, turnId, text };
         if (tts === "stream" || (tts === "mixed" && random() < 0.5)) {
           const kind = pick(STREAM_TTS);
@@ -418,12 +537,34 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         switch (event.type) {
           case "turn_started":
             report.turns += 1;
-            life.turns.set(event.turnId, { key: `${life.id}/${event.turnId}`, startedAt: performance.now(), settled: false, routeCalls: 0, sources: [], answers: new Set(), recoveryAudio: false });
+            // A pending turn (a preemptive attempt's, before its final) starts here too; one
+            // forgotten at its deadline starts afresh if its final comes after all.
+            life.turns.set(event.turnId, { key: `${life.id}/${event.turnId}`, startedAt: performance.now(), settled: false, outcome: null, routeCalls: 0, preemptiveCalls: 0, sources: [], answers: new Set(), recoveryAudio: false });
             break;
           case "accepted":
           case "recovered":
           case "cancelled":
-            if (turn) turn.settled = true;
+            if (turn) {
+              turn.settled = true;
+              turn.outcome = event.type;
+            }
+            break;
+          case "preemptive":
+            if (event.kept) {
+              preempted(life, "kept");
+            } else {
+              preempted(life, "discarded");
+              report.preemptive.reasons[event.reason] = (report.preemptive.reasons[event.reason] ?? 0) + 1;
+              markDiscarded(life, event.requestId, `event: ${event.reason}`);
+              // A pending turn whose final never came is forgotten at its deadline: it ends here.
+              if (event.reason === "expired" && turn) {
+                turn.settled = true;
+                turn.outcome = "forgotten";
+              }
+            }
+            break;
+          case "turn_latency":
+            checkLatency(life, event);
             break;
           case "barge_in":
             report.bargeIns[event.cause] = (report.bargeIns[event.cause] ?? 0) + 1;
@@ -445,6 +586,22 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
             break;
           default:
         }
+      },
+      onSpeech(turnId, text) {
+        checkSpoken(life, turnId, text, "queued for speech (onSpeech)");
+      },
+      onTurn(record) {
+        let ladder = 0;
+        let preemptive = 0;
+        for (const attempt of record.attempts) {
+          if (attempt.preemptive === true) preemptive += 1;
+          else ladder += 1;
+          if (attempt.preemptive !== true && isPreemptive(attempt.requestId)) violation("never a repeated request id", `${life.id}: ${attempt.requestId} not marked preemptive in its record`);
+          if (attempt.result === "discarded") markDiscarded(life, attempt.requestId, "record");
+        }
+        const key = `${life.id}/${record.turnId}`;
+        if (ladder > MAX_ATTEMPTS_PER_TURN) violation("at most 2 ladder LLM calls per turn", `${key}: ${ladder} ladder attempts in its record`);
+        if (preemptive > MAX_PREEMPTIVE_PER_TURN) violation("at most 2 preemptive LLM calls per turn", `${key}: ${preemptive} preemptive attempts in its record`);
       },
       onHeard(turnId, heard) {
         const turn = turnOf(turnId);
@@ -526,9 +683,10 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     if (how === "free") life.session.free();
     else await life.session.stop().catch(() => {});
     await sleep(300);
-    for (const turn of life.turns.values()) {
+    for (const [id, turn] of life.turns) {
       report.checks.settled += 1;
       if (!turn.settled) violation("every turn settles", `${turn.key} did not settle by ${how}`);
+      checkLatencyCame(life, id, turn);
     }
     life.session.free();
     life.turns.clear();
@@ -542,7 +700,10 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         turn.settled = true;
       }
       // Settled turns whose audio is over are forgotten: memory stays flat.
-      if (turn.settled && turn.sources.every((s) => s.ended || s.stoppedAt !== null) && now - turn.startedAt > 20_000) life.turns.delete(id);
+      if (turn.settled && turn.sources.every((s) => s.ended || s.stoppedAt !== null) && now - turn.startedAt > 20_000) {
+        checkLatencyCame(life, id, turn);
+        life.turns.delete(id);
+      }
     }
   }
 
@@ -586,7 +747,17 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         if (sendText(life, `typed question ${++typedSeq}`)) report.typed += 1;
         break;
       case "spoken":
-        speak(life, FRAMES_PER_UTTERANCE);
+        // The frames go at once, so most protocols' partial and final come together; half the
+        // utterances pause after the partial ("utterance", at half of them) for longer than
+        // eagerSilenceMs, so every protocol's session makes its own guess before the final.
+        if (random() < 0.5) {
+          const target = life;
+          speak(target, FRAMES_PER_UTTERANCE - PAUSED_TAIL_FRAMES);
+          setTimeout(() => speak(target, PAUSED_TAIL_FRAMES), EAGER_SILENCE_MS + 50 + random() * 400);
+          report.spokenPaused += 1;
+        } else {
+          speak(life, FRAMES_PER_UTTERANCE);
+        }
         report.spoken += 1;
         break;
       case "button":

@@ -2,8 +2,9 @@
 // chaos soak of one VoiceSession at a time in headless Chromium against the dev stack
 // (tests/chaos/page.mjs does the driving and the checking). Each session speaks one of the dev
 // stack's speech-to-text protocols: `--protocol rotate` (the default) gives each new session the
-// next one. Prints the table and ends with `chaos: <N> turns, <F> faults, <B> barge-ins, <V>
-// violations`; exits non-zero on any violation.
+// next one. Every session has preemptive attempts on. Prints the table and ends with `chaos: <N>
+// turns, <F> faults, <B> barge-ins, <P> preemptive (<K> kept, <D> discarded), <V> violations`;
+// exits non-zero on any violation.
 
 import { writeFileSync, mkdirSync } from "node:fs";
 import { startDevStack } from "../../www/devstack.mjs";
@@ -83,18 +84,21 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   const violations = Object.values(report.violations).reduce((a, b) => a + b, 0);
   const sorted = (object) => Object.entries(object).sort(([a], [b]) => a.localeCompare(b));
   console.log(`\nchaos soak: seed ${seed}, speech ${tts}, protocol ${protocol}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
-  console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken]])}`);
+  console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken], ["of which paused after the partial", report.spokenPaused]])}`);
   console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
+  const p = report.preemptive;
+  const reasons = sorted(p.reasons).map(([reason, n]) => `${reason} ${n}`).join(", ");
+  console.log(`\npreemptive attempts\n${table([["started (route called)", p.started], ["kept", p.kept], ["discarded", `${p.discarded}${reasons ? ` (${reasons})` : ""}`], ...sorted(p.byProtocol).map(([name, n]) => [`  ${name} (started/kept/discarded)`, `${n.started}/${n.kept}/${n.discarded}`])])}`);
   console.log(`\ninvariant violations (all must be 0)\n${table(Object.entries(report.violations))}`);
   const c = report.checks;
-  console.log(`\nchecks made\n${table([["heard texts checked", c.heard], ["sources traced", c.sources], ["turns checked settled at session end", c.settled], ["frame accounts checked", c.frames], ["frame accounts skipped (transcriber not open)", c.framesUnchecked]])}`);
+  console.log(`\nchecks made\n${table([["heard texts checked", c.heard], ["sources traced", c.sources], ["turns checked settled at session end", c.settled], ["frame accounts checked", c.frames], ["frame accounts skipped (transcriber not open)", c.framesUnchecked], ["request ids checked", c.requestIds], ["sentences traced to their route call (synthesize, onSpeech, sources)", c.traced], ["sentences with no trace (untagged)", c.untraced], ["turn_latency events checked", c.latency], ["of which with sound (marks ordered)", c.latencyOrdered]])}`);
   const m = report.memory;
   console.log(`\nmemory (wasm / JS heap after gc)\n${table([["start", `${mib(m.start?.wasm)} / ${mib(m.start?.heap)}`], ["after warm-up", `${mib(m.warm?.wasm)} / ${mib(m.warm?.heap)}`], ["end", `${mib(m.end?.wasm)} / ${mib(m.end?.heap)}`]])}`);
   if (report.examples.length > 0) console.log(`\nfirst violations\n${report.examples.map((e) => `  ${e}`).join("\n")}`);
   mkdirSync("target", { recursive: true });
   writeFileSync(`target/chaos-seed${seed}.json`, JSON.stringify({ seed, tts, protocol, minutes, ...report }, null, 2));
-  console.log(`\nchaos: ${report.turns} turns, ${faults} faults, ${bargeIns} barge-ins, ${violations} violations`);
+  console.log(`\nchaos: ${report.turns} turns, ${faults} faults, ${bargeIns} barge-ins, ${p.started} preemptive (${p.kept} kept, ${p.discarded} discarded), ${violations} violations`);
   process.exitCode = violations > 0 ? 1 : 0;
 }
 

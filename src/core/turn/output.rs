@@ -55,6 +55,8 @@ pub enum Event {
     },
     /// The turn was interrupted.
     Cancelled { turn_id: String, at: Millis },
+    /// A pending turn no final came for by its deadline is gone, without a record (T17).
+    Forgotten { turn_id: String, at: Millis },
     /// A preemptive attempt was kept by the final, or discarded for `reason` (T17).
     PreemptiveEnded {
         turn_id: String,

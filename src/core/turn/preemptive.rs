@@ -376,7 +376,7 @@ impl TurnLadder {
         }
         if now >= turn.record.deadline_at {
             self.discard_running(turn_id, DiscardReason::Expired, now);
-            self.forget(turn_id);
+            self.forget(turn_id, now);
         } else if turn.attempt_deadline.is_some_and(|at| now >= at) {
             self.discard_attempt_failed(turn_id, Failure::Timeout, now);
         }
@@ -452,9 +452,13 @@ impl TurnLadder {
     }
 
     /// Drops a pending turn without a trace: its final, if it ever comes, starts it afresh.
-    fn forget(&mut self, turn_id: &str) {
+    fn forget(&mut self, turn_id: &str, now: Millis) {
         if self.active.remove(turn_id).is_some() {
             self.prune_wakeups();
+            self.event(|| Event::Forgotten {
+                turn_id: turn_id.to_owned(),
+                at: now,
+            });
             self.actions.push_back(Action::Forget {
                 turn_id: turn_id.to_owned(),
             });

@@ -296,6 +296,7 @@ fn event_turn_id(event: &Event) -> &str {
         | Event::Accepted { turn_id, .. }
         | Event::Recovered { turn_id, .. }
         | Event::Cancelled { turn_id, .. }
-        | Event::PreemptiveEnded { turn_id, .. } => turn_id,
+        | Event::PreemptiveEnded { turn_id, .. }
+        | Event::Forgotten { turn_id, .. } => turn_id,
     }
 }
