@@ -31,6 +31,7 @@ async fn scenario(name: &str) {
 }
 
 scenarios! {
+    the_voice_detector_hears_speech_not_silence_or_hum => "theVoiceDetectorHearsSpeechNotSilenceOrHum",
     fluxs_eager_end_of_turn_starts_the_answer_early_and_the_latency_record_says_so => "fluxsEagerEndOfTurnStartsTheAnswerEarlyAndTheLatencyRecordSaysSo",
     a_throwing_callback_is_reported_once_and_the_session_goes_on => "aThrowingCallbackIsReportedOnceAndTheSessionGoesOn",
     a_spoken_answer_is_observable_step_by_step_without_text => "aSpokenAnswerIsObservableStepByStepWithoutText",

@@ -320,3 +320,83 @@ fn a_turn_cut_before_it_sounded_reports_what_it_reached() {
     assert_eq!(reported[0].first_sound_at_us, None);
     assert_eq!(reported[0].preemption, Preemption::NotTried);
 }
+
+/// 20 ms frames from `from` ms: a tone (`loud`) or quiet room noise, fed to the session in time.
+fn feed(session: &mut SessionCore, from: u64, ms: u64, loud: bool) -> Vec<SessionAction> {
+    let mut actions = Vec::new();
+    let mut seed = 0x9e37_79b9_u32 ^ from as u32;
+    for frame in 0..ms / 20 {
+        let start = from + frame * 20;
+        let pcm: Vec<u8> = (0..320u64)
+            .flat_map(|i| {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                let value = if loud {
+                    let t = (start * 16 + i) as f64 / 16_000.0;
+                    (0.3 * (2.0 * std::f64::consts::PI * 220.0 * t).sin() * 32767.0) as i16
+                } else {
+                    ((f64::from(seed) / f64::from(u32::MAX) - 0.5) * 100.0) as i16
+                };
+                value.to_le_bytes()
+            })
+            .collect();
+        let now = Millis(start + 20);
+        session.handle_timeout(now);
+        session.on_audio(pcm, now);
+        actions.extend(drain(session));
+    }
+    actions
+}
+
+fn voice_events(actions: &[SessionAction]) -> Vec<(bool, u64)> {
+    actions
+        .iter()
+        .filter_map(|action| match action {
+            SessionAction::Voice(VoiceAction::Event(VoiceEvent::Voice { speaking, audio_ms })) => {
+                Some((*speaking, *audio_ms))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_voice_detector_reports_speech_and_a_guess_waits_for_its_silence() {
+    let mut s = session(&GLADIA);
+    assert!(
+        voice_events(&feed(&mut s, 0, 500, false)).is_empty(),
+        "room noise"
+    );
+    let spoken = feed(&mut s, 500, 600, true);
+    assert_eq!(voice_events(&spoken), [(true, 500)]);
+    hear(&mut s, &gladia("book a table", false), 1_000);
+    // Still talking past eagerSilenceMs after the partial: no guess while the voice goes on.
+    assert!(route_calls(&spoken).is_empty());
+    let quiet = feed(&mut s, 1_100, 800, false);
+    assert_eq!(
+        voice_events(&quiet),
+        [(false, 1_100)],
+        "the voice ended where the tone did"
+    );
+    let calls = route_calls(&quiet);
+    assert_eq!(
+        calls.len(),
+        1,
+        "a guess once the silence lasted eagerSilenceMs"
+    );
+    // The guess came 300 ms after the silence began (1100 ms), not after the partial (1000 ms).
+    let record = s.ladder().turn("s:turn-1").unwrap();
+    assert!(
+        record.attempts[0].started_at >= Millis(1_400),
+        "{:?}",
+        record.attempts[0].started_at
+    );
+    // The final: kept, and the latency record's speech end is the detector's.
+    hear(&mut s, &gladia("book a table", true), 2_000);
+    let record = s.ladder().turn("s:turn-1").unwrap();
+    assert_eq!(record.attempts.len(), 1);
+    s.interrupt(Millis(2_100));
+    let reported = latencies(&drain(&mut s));
+    assert_eq!(reported[0].speech_end_at, Some(Millis(1_100)));
+}

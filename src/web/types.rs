@@ -298,6 +298,8 @@ export type VoiceSessionEvent =
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
   | TurnLatencyEvent
+  /** The page's voice detector (on the captured audio, after echo cancellation): the user started or stopped making sound, `atMs` milliseconds into the capture. */
+  | { type: "vad"; at: number; speaking: boolean; atMs: number }
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
   | { type: "transcriber_error"; at: number; code: string; terminal: boolean; status?: number; frames?: number }
   | { type: "provision_finished"; at: number; ok: boolean; status?: number }

@@ -237,6 +237,34 @@ async function fluxTurn(devstack, make, context, preemptive) {
 }
 
 const scenarios = {
+  async theVoiceDetectorHearsSpeechNotSilenceOrHum({ devstack, make }) {
+    const app = backend(devstack);
+    const heard = [];
+    const session = make({
+      routes: [route(() => "Okay.")], recoveryText: RECOVERY, provision: app.provision,
+      synthesize: async () => new ArrayBuffer(0),
+      onEvent: (event) => event.type === "vad" && heard.push([event.speaking, event.atMs]),
+    });
+    await session.start({ microphone: false });
+    const frames = (count, sample) => {
+      for (let n = 0; n < count; n += 1) {
+        const pcm = new Int16Array(320);
+        for (let i = 0; i < pcm.length; i += 1) pcm[i] = sample(n * 320 + i);
+        session.sendAudio(pcm);
+      }
+    };
+    const hum = (i) => Math.round(40 * Math.sin(i / 7));
+    const voice = (i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+    frames(50, () => 0); // 1 s of digital silence
+    frames(25, hum); // 0.5 s of a quiet hum
+    assertEq(heard, [], "silence and a quiet hum are not voice");
+    frames(20, voice); // 0.4 s of voice, from 1.5 s
+    frames(30, hum);
+    assertEq(heard, [[true, 1500], [false, 1900]], "voice heard where it was, in audio time");
+    await session.stop();
+    session.free();
+  },
+
   async fluxsEagerEndOfTurnStartsTheAnswerEarlyAndTheLatencyRecordSaysSo({ devstack, make }) {
     return withAudio(async (context) => {
       const on = await fluxTurn(devstack, make, context, true);

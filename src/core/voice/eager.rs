@@ -24,6 +24,9 @@ pub struct EagerTracker {
     partial: Option<(String, String, Millis)>,
     /// The normalised text of the guess standing now, if any.
     guessed: Option<String>,
+    /// The page's voice detector runs: a guess also needs its silence, since `silent_since`.
+    detector: bool,
+    silent_since: Option<Millis>,
 }
 
 impl EagerTracker {
@@ -34,7 +37,21 @@ impl EagerTracker {
             silence_ms: Some(silence_ms),
             partial: None,
             guessed: None,
+            detector: false,
+            silent_since: None,
         }
+    }
+
+    /// The voice detector heard the user start (`speaking`) or stop at `at`. From then on a
+    /// guess needs its silence as well as a still partial; new voice withdraws a guess.
+    pub fn on_voice(&mut self, speaking: bool, at: Millis) -> Option<Guess> {
+        self.detector = true;
+        if speaking {
+            self.silent_since = None;
+            return self.guessed.take().map(|_| Guess::Withdraw);
+        }
+        self.silent_since = Some(at);
+        None
     }
 
     /// The provider guesses the end of turn itself (its protocol says so): no guess of our own,
@@ -82,6 +99,11 @@ impl EagerTracker {
         if self.guessed.as_ref() == Some(key) {
             return None;
         }
+        let since = if self.detector {
+            (*since).max(self.silent_since?)
+        } else {
+            *since
+        };
         Some(since.after(self.silence_ms?))
     }
 
@@ -139,6 +161,25 @@ mod tests {
         assert_eq!(eager.poll_timeout(), Some(Millis(900)));
         eager.on_final();
         assert_eq!(eager.poll_timeout(), None);
+    }
+
+    #[test]
+    fn with_the_voice_detector_a_guess_needs_its_silence_too() {
+        let mut eager = EagerTracker::new(300);
+        assert_eq!(eager.on_voice(true, Millis(0)), None);
+        eager.on_partial("what time", Millis(100));
+        assert_eq!(eager.poll_timeout(), None, "still speaking");
+        assert_eq!(eager.on_voice(false, Millis(600)), None);
+        assert_eq!(eager.poll_timeout(), Some(Millis(900)), "300 ms of silence");
+        assert_eq!(
+            eager.handle_timeout(Millis(900)),
+            Some(Guess::Start("what time".into()))
+        );
+        assert_eq!(
+            eager.on_voice(true, Millis(950)),
+            Some(Guess::Withdraw),
+            "new speech"
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod playback;
 pub mod session;
 mod tts;
 mod turn;
+pub mod vad;
 
 use crate::core::time::Millis;
 use std::collections::VecDeque;
@@ -63,6 +64,9 @@ pub struct VoiceCore {
     /// The latest partial transcript and when its text last changed: the user's last words.
     partial: String,
     words_changed_at: Option<Millis>,
+    /// The voice detector's word on the user: speaking now, and when their voice last ended.
+    voice_heard: bool,
+    voice_ended_at: Option<Millis>,
 }
 
 impl VoiceCore {
@@ -82,6 +86,8 @@ impl VoiceCore {
             actions: VecDeque::new(),
             partial: String::new(),
             words_changed_at: None,
+            voice_heard: false,
+            voice_ended_at: None,
         }
     }
 
@@ -147,7 +153,14 @@ impl VoiceCore {
         let turn_id = self.next_turn_id();
         self.next_turn = self.next_turn.wrapping_add(1);
         let mut turn = SpeakingTurn::new(&turn_id);
-        let speech_end_at = self.words_changed_at.take();
+        // The end of the user's speech: the voice detector's, where it hears silence now;
+        // else the last change of the words.
+        let words_end = self.words_changed_at.take();
+        let speech_end_at = match (self.voice_heard, self.voice_ended_at.take()) {
+            (false, Some(ended)) => Some(ended),
+            (true, _) => None,
+            (false, None) => words_end,
+        };
         self.partial.clear();
         turn.latency = Some(Box::new(TurnLatency::new(&turn_id, speech_end_at, now)));
         self.turn = Some(turn);
@@ -179,6 +192,17 @@ impl VoiceCore {
     }
 
     /// The user started speaking: a barge-in unless within the echo guard of a playback (V4).
+    /// The page's voice detector heard the user start (`speaking`) or stop, at `at` (the
+    /// session's clock) and `audio_ms` into the captured audio. Reported as an event; its silence
+    /// is the end of the user's speech in the turn's latency record.
+    pub fn on_voice(&mut self, speaking: bool, at: Millis, audio_ms: u64) {
+        self.voice_heard = speaking;
+        if !speaking {
+            self.voice_ended_at = Some(at);
+        }
+        self.push(VoiceAction::Event(VoiceEvent::Voice { speaking, audio_ms }));
+    }
+
     pub fn on_speech_start(&mut self, now: Millis) {
         if !self.in_echo_guard(now) {
             self.barge_in_and_listen(BargeInCause::SpeechStart, now);

@@ -16,6 +16,7 @@ use crate::core::stt::transcriber::{self, State as SttState, Transcriber};
 use crate::core::time::Millis;
 use crate::core::turn::{self, StartError, TurnLadder};
 use crate::core::voice::eager::{EagerTracker, Guess};
+use crate::core::voice::vad::{VoiceChange, VoiceDetector};
 use crate::core::voice::{VoiceAction, VoiceCore, VoiceEvent, VoiceState};
 
 /// What the shell performs for a voice session, in order.
@@ -49,12 +50,18 @@ pub struct SessionCore {
     eager: Option<EagerTracker>,
     /// The turn a guess started a preemptive attempt for, until its final.
     guessed_turn: Option<String>,
+    /// Voice detection on the captured audio, where the session listens (V6).
+    vad: Option<VoiceDetector>,
 }
 
 impl SessionCore {
     #[must_use]
     pub fn new(ladder: TurnLadder, voice: VoiceCore, stt: Option<Transcriber>) -> Self {
+        let vad = stt
+            .as_ref()
+            .map(|stt| VoiceDetector::new(stt.config().sample_rate));
         SessionCore {
+            vad,
             ladder,
             voice,
             stt,
@@ -374,6 +381,35 @@ impl SessionCore {
     }
 
     /// An input at `now`: routing at poll time goes on from there.
+    /// Captured audio (PCM16 little-endian): heard by the voice detector, then sent to the
+    /// transcriber. False when the transcriber takes no more audio.
+    pub fn on_audio(&mut self, pcm: Vec<u8>, now: Millis) -> bool {
+        self.advance(now);
+        let mut changes = Vec::new();
+        let mut heard_ms = 0;
+        if let Some(vad) = &mut self.vad {
+            vad.push(&pcm, |change| changes.push(change));
+            heard_ms = vad.audio_ms();
+        }
+        for change in changes {
+            let (speaking, audio_ms) = match change {
+                VoiceChange::Started { at_ms } => (true, at_ms),
+                VoiceChange::Ended { at_ms } => (false, at_ms),
+            };
+            // The change was `heard_ms - audio_ms` of audio ago.
+            let at = Millis(now.0.saturating_sub(heard_ms.saturating_sub(audio_ms)));
+            self.voice.on_voice(speaking, at, audio_ms);
+            let guess = self
+                .eager
+                .as_mut()
+                .and_then(|eager| eager.on_voice(speaking, at));
+            self.guess(guess, now);
+        }
+        self.stt
+            .as_mut()
+            .is_some_and(|stt| stt.send_audio(pcm, now))
+    }
+
     fn advance(&mut self, now: Millis) {
         self.now = self.now.max(now);
     }

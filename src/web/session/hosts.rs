@@ -7,6 +7,7 @@ use crate::core::stt::transcriber::Transcriber;
 use crate::core::time::Millis;
 use crate::core::turn::TurnLadder;
 use crate::web::controller::{LadderHost, LadderIo};
+use crate::web::driver::Host as _;
 use crate::web::transcriber::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
 use std::cell::{Ref, RefMut};
 use std::rc::Weak;
@@ -44,6 +45,12 @@ impl TranscriberHost for Shared {
 
     fn transcriber(&self) -> Option<Ref<'_, Transcriber>> {
         Ref::filter_map(self.driver.view()?, |core| core.transcriber()).ok()
+    }
+
+    fn take_audio(&self, pcm: Vec<u8>) -> Option<Vec<u8>> {
+        self.driver.update(|core, now| core.on_audio(pcm, now));
+        self.pump();
+        None
     }
 
     fn provision_settled(&self, failure: Option<u16>) {

@@ -98,9 +98,11 @@ pub(crate) fn push_audio(host: &AnyTranscriberHost, pcm: &Int16Array) {
 }
 
 fn push_bytes(host: &AnyTranscriberHost, bytes: Vec<u8>) {
-    input(host, |stt, now| {
-        stt.send_audio(bytes, now);
-    });
+    if let Some(bytes) = host.take_audio(bytes) {
+        input(host, |stt, now| {
+            stt.send_audio(bytes, now);
+        });
+    }
 }
 
 /// Whether audio is still wanted: not disposed, not over, not stopping.

@@ -32,6 +32,12 @@ pub(crate) trait TranscriberHost: Host {
     /// failure (0 for none).
     fn provision_settled(&self, _failure: Option<u16>) {}
     /// An error that is not the core's (the capture worklet could not load).
+    /// Captured audio for the transcriber: `Some` gives it back for the transcriber as it is; a
+    /// session takes it, to hear it first (its voice detector).
+    fn take_audio(&self, pcm: Vec<u8>) -> Option<Vec<u8>> {
+        Some(pcm)
+    }
+
     fn report_error(&self, error: &JsValue);
 }
 
