@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { enginePython } from "../../www/devstack/engine.mjs";
 import { roomToolsMissing } from "./pulse.mjs";
 import { parseArgs, runRoom } from "./run.mjs";
+import { voiceLine } from "./score.mjs";
 
 const skip = (await roomToolsMissing()) ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 
@@ -23,6 +24,7 @@ test("the room: the user is heard, the agent answers into the air", { skip, time
   };
   const run = await runRoom(options, { log: (line) => console.log(line) });
   console.log(run.residual.line);
+  console.log(voiceLine(run.result.voice));
   console.log(run.line);
   const { result, loopback } = run;
   assert.ok(Math.abs(loopback.gainDb + 20) < 1 && Math.abs(loopback.delayMs - 150) < 5, `loopback ${JSON.stringify(loopback)}`);

@@ -19,7 +19,7 @@ import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 import { captureLagMs, measureCanceller, residualInRounds } from "./echo.mjs";
 import { roomToolsMissing, startRoom } from "./pulse.mjs";
 import { AIR, dbOfMeanSquare, FRAME_MS, firstSound, lastSoundEnd, SPEAKER, spans, USER } from "./signal.mjs";
-import { score, summaryLine } from "./score.mjs";
+import { score, summaryLine, voiceLine } from "./score.mjs";
 import { BACKCHANNELS, probeWav, QUESTIONS, spokenWav, STOPS, USER_VOICE } from "./voices.mjs";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -332,6 +332,7 @@ async function main() {
     const captured = meter.map(([at, power]) => [Math.round(at), Math.round(dbOfMeanSquare(power) * 10) / 10]);
     writeFileSync(options.json, `${JSON.stringify({ ...rest, load, rounds, utterances, entries, air, captured })}\n`);
   }
+  console.log(voiceLine(result.voice));
   console.log(run.line);
 }
 

@@ -172,6 +172,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const backchannels = perRound.filter((r) => r.interjectionKind === "backchannel" && r.inAnswer);
   const latencies = stops.filter((r) => r.cut).map((r) => r.latencyMs);
   return {
+    voice: voiceDetection({ entries, utterances, turns, frameOfWall }),
     eventToAirMs: lagMs,
     rounds: rounds.length,
     answered: perRound.filter((r) => r.answered).length,
@@ -195,6 +196,43 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     }),
     perRound,
   };
+}
+
+/** The detector's silence after the last voiced block (src/core/voice/vad.rs: HANGOVER_MS). */
+const VAD_HANGOVER_MS = 240;
+
+/**
+ * What the page's voice detector made of the room: each of the user's utterances heard (a `vad`
+ * start from its first sound to its end), how long after its first sound in the air the page knew
+ * (the event's wall-clock time: onset, capture and detection together), and the starts no
+ * utterance explains — the agent's echo or noise — with how many fell while an answer sounded.
+ * `air`: each turn's `[first, last]` sound in recording frames (from `score`), `frameOfWall`.
+ */
+export function voiceDetection({ entries, utterances, turns = [], frameOfWall = null }) {
+  const starts = entries.filter((e) => e.kind === "event" && e.event?.type === "vad" && e.event.speaking).map((e) => e.at);
+  const onsets = [];
+  const explained = new Set();
+  for (const u of utterances) {
+    const start = starts.find((at) => at >= u.onsetAt - CLOCK_SLACK_MS && at <= u.endAt + VAD_HANGOVER_MS);
+    if (start !== undefined) onsets.push(start - u.onsetAt);
+    for (const at of starts) if (at >= u.onsetAt - CLOCK_SLACK_MS && at <= u.endAt + VAD_HANGOVER_MS) explained.add(at);
+  }
+  const unexplained = starts.filter((at) => !explained.has(at));
+  const sounding = (at) => frameOfWall !== null && turns.some((t) => t.air && t.air[0] <= frameOfWall(at) && frameOfWall(at) <= t.air[1]);
+  return {
+    heard: onsets.length,
+    utterances: utterances.length,
+    onsetMedianMs: quantile(onsets, 0.5),
+    onsetP90Ms: quantile(onsets, 0.9),
+    falseStarts: unexplained.length,
+    falseStartsWhileAgentSounds: unexplained.filter(sounding).length,
+  };
+}
+
+/** The detector's line. */
+export function voiceLine(v) {
+  const ms = (value) => (value === null ? "-" : String(Math.round(value)));
+  return `vad: heard ${v.heard}/${v.utterances} utterances, onset median ${ms(v.onsetMedianMs)} ms p90 ${ms(v.onsetP90Ms)} ms, ${v.falseStarts} false starts (${v.falseStartsWhileAgentSounds} while the agent sounded)`;
 }
 
 /** The run's one line. */

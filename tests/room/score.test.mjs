@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseArgs, plan } from "./run.mjs";
-import { score, summaryLine } from "./score.mjs";
+import { score, summaryLine, voiceLine } from "./score.mjs";
 import { CHANNELS, delayAndGain, Envelope, FRAME_MS, FRAME_SAMPLES, quantile, RATE, spans } from "./signal.mjs";
 
 test("the envelope keeps each channel's mean square per frame, across pieces of any size", () => {
@@ -194,4 +194,23 @@ test("a final's barge-in starts the next turn at once: the cut turn's last sound
   const s = r.scored();
   assert.deepEqual([s.stop.cut, s.stop.medianMs], [1, 2050]); // the air fell silent at 7050
   assert.deepEqual([s.perRound[0].heardMs, s.perRound[0].airMs], [3800, 3800]);
+});
+
+test("the voice detector's figures: utterances heard and how soon, starts no utterance explains", () => {
+  const r = run();
+  const vad = (at, speaking) => r.entries.push({ kind: "event", at, event: { type: "vad", speaking, atMs: at } });
+  r.say(0, "question", "what time is it", 1000, 2000);
+  vad(1120, true);
+  vad(2300, false);
+  r.turn("s:turn-1", 3000, 3200, 9000);
+  r.say(0, "stop", "stop", 5000, 5400);
+  vad(5090, true);
+  vad(5700, false);
+  vad(7000, true); // the agent's echo, while it sounds
+  vad(7300, false);
+  vad(12_000, true); // a noise after it
+  r.rounds.push({ index: 0, kind: "stop", turnId: "s:turn-1" });
+  const s = r.scored();
+  assert.deepEqual(s.voice, { heard: 2, utterances: 2, onsetMedianMs: 90, onsetP90Ms: 120, falseStarts: 2, falseStartsWhileAgentSounds: 1 });
+  assert.equal(voiceLine(s.voice), "vad: heard 2/2 utterances, onset median 90 ms p90 120 ms, 2 false starts (1 while the agent sounded)");
 });
