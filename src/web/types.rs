@@ -298,6 +298,8 @@ export type VoiceSessionEvent =
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
   | TurnLatencyEvent
+  /** A final of only backchannel words while the agent spoke: it went on, no turn started. */
+  | { type: "backchannel"; at: number; turnId: string }
   /** The page's voice detector (on the captured audio, after echo cancellation): the user started or stopped making sound, `atMs` milliseconds into the capture. */
   | { type: "vad"; at: number; speaking: boolean; atMs: number }
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
@@ -363,6 +365,12 @@ export interface VoiceSessionOptions {
    * aborted and never spoken.
    */
   preemptive?: boolean | { eagerSilenceMs?: number };
+  /**
+   * Words that never cut the agent while it speaks; a final of them alone starts no turn and is
+   * reported as a `backchannel` event. Default: "uh huh", "mm hmm", "yeah", "yes", "okay",
+   * "right", "sure", "got it"; `[]` turns it off.
+   */
+  backchannels?: string[];
   onStateChange?(state: VoiceSessionState): void;
   onCaption?(text: string, isFinal: boolean): void;
   /** Each settled turn's record. */

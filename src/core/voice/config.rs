@@ -1,5 +1,7 @@
 //! Options of a voice session (V4, P2).
 
+use super::backchannel::Backchannels;
+
 /// Options of a voice session.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VoiceConfig {
@@ -18,6 +20,8 @@ pub struct VoiceConfig {
     /// idempotency keys a backend deduplicates on) differ across sessions and page loads (T2).
     /// `None`: `turn-<n>`, unique within this session only. The shell draws a random one.
     pub session_id: Option<String>,
+    /// Words that never cut the agent, and a final of them alone starts no turn (V6).
+    pub backchannels: Backchannels,
 }
 
 impl VoiceConfig {
@@ -29,6 +33,7 @@ impl VoiceConfig {
             echo_guard_ms: 1500,
             tts_timeout_ms: 8000,
             session_id: None,
+            backchannels: Backchannels::default(),
         }
     }
 }

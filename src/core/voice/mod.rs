@@ -17,6 +17,7 @@
 //! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
 //!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
 
+pub mod backchannel;
 mod config;
 mod cut;
 pub mod eager;
@@ -145,6 +146,17 @@ impl VoiceCore {
         if self.state.is_terminal() || text.trim().is_empty() {
             return;
         }
+        if self.state == VoiceState::Speaking && self.config.backchannels.only(text) {
+            // "Okay" while the agent speaks: it goes on, and nothing new starts (V6).
+            self.push(VoiceAction::Caption {
+                text: text.to_owned(),
+                is_final: true,
+            });
+            if let Some(turn_id) = self.current_turn().map(str::to_owned) {
+                self.push(VoiceAction::Event(VoiceEvent::Backchannel { turn_id }));
+            }
+            return;
+        }
         self.push(VoiceAction::Caption {
             text: text.to_owned(),
             is_final: true,
@@ -186,7 +198,8 @@ impl VoiceCore {
             self.words_changed_at = Some(now);
         }
         let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
-        if long_enough && !self.in_echo_guard(now) {
+        let backchannel = self.state == VoiceState::Speaking && self.config.backchannels.only(text);
+        if long_enough && !backchannel && !self.in_echo_guard(now) {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
     }

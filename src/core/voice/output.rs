@@ -139,6 +139,8 @@ pub enum VoiceEvent {
     },
     /// Where the turn's time went; the session adds the ladder's marks.
     TurnLatency(Box<TurnLatency>),
+    /// The user said only backchannel words while the agent spoke: no cut, no turn (V6).
+    Backchannel { turn_id: String },
     /// The page's voice detector heard the user start or stop, `audio_ms` into the capture.
     Voice { speaking: bool, audio_ms: u64 },
 }

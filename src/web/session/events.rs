@@ -104,6 +104,9 @@ impl Shared {
                 .set("turnId", turn_id)
                 .set("cause", cause.as_str()),
             VoiceEvent::TurnLatency(latency) => latency_event(self, &latency),
+            VoiceEvent::Backchannel { turn_id } => {
+                event(self, "backchannel").set("turnId", turn_id)
+            }
             VoiceEvent::Voice { speaking, audio_ms } => event(self, "vad")
                 .set("speaking", speaking)
                 .set("atMs", audio_ms as f64),

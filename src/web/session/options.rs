@@ -6,6 +6,7 @@
 
 use crate::core::stt::transcriber::TranscriberConfig;
 use crate::core::turn::TurnConfig;
+use crate::core::voice::backchannel::Backchannels;
 use crate::core::voice::VoiceConfig;
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, type_error, Fields};
@@ -56,6 +57,21 @@ pub(crate) struct SessionOptions {
 /// recognizers and the real ones this was tried with send a changed partial at least every
 /// 250 ms while words come; see docs/semantics.md (T17).
 pub(crate) const DEFAULT_EAGER_SILENCE_MS: u64 = 300;
+
+/// `backchannels`: an array of strings (`[]` turns the filter off).
+fn parse_backchannels(value: &JsValue) -> Result<Backchannels, JsValue> {
+    let array = value
+        .dyn_ref::<js_sys::Array>()
+        .ok_or_else(|| type_error("options.backchannels must be an array of strings"))?;
+    let mut phrases = Vec::new();
+    for (index, item) in array.iter().enumerate() {
+        let phrase = item.as_string().ok_or_else(|| {
+            type_error(&format!("options.backchannels[{index}] must be a string"))
+        })?;
+        phrases.push(phrase);
+    }
+    Ok(Backchannels::new(phrases))
+}
 
 /// `preemptive`: `true`, `false`, or `{ eagerSilenceMs }`.
 fn parse_preemptive(fields: &Fields<'_>) -> Result<Option<u64>, JsValue> {
@@ -124,6 +140,10 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         let min = barge_in.count("minPartialChars", default_min, 1)?;
         config.min_partial_chars = usize::try_from(min).unwrap_or(usize::MAX);
         config.echo_guard_ms = barge_in.non_negative_ms("echoGuardMs", config.echo_guard_ms)?;
+    }
+    let backchannels = fields.get("backchannels")?;
+    if !backchannels.is_undefined() {
+        config.backchannels = parse_backchannels(&backchannels)?;
     }
     let controller = copy_object(&fields, "controller")?;
     let transcriber = copy_object(&fields, "transcriber")?;
