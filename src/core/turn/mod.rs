@@ -229,22 +229,7 @@ impl TurnLadder {
             return Ok(Started::Existing);
         }
         self.check_input(turn_id, input)?;
-        let record = TurnRecord {
-            turn_id: turn_id.to_owned(),
-            input: input.to_owned(),
-            status: TurnStatus::Running,
-            started_at: now,
-            deadline_at: now.after(self.config.turn_deadline_ms),
-            attempts: Vec::new(),
-            accepted_request_id: None,
-            accepted_text: None,
-            recovery_reason: None,
-        };
-        self.insert_turn(turn_id, record);
-        self.event(|| Event::TurnStarted {
-            turn_id: turn_id.to_owned(),
-            at: now,
-        });
+        self.open_turn(turn_id, input, now);
         self.start_attempt(turn_id, false, now);
         self.reschedule(turn_id);
         Ok(Started::New)
@@ -267,7 +252,19 @@ impl TurnLadder {
         Ok(())
     }
 
-    fn insert_turn(&mut self, turn_id: &str, record: TurnRecord) {
+    /// A running turn with no attempt yet, for a final or a first guess (T17).
+    fn open_turn(&mut self, turn_id: &str, input: &str, now: Millis) {
+        let record = TurnRecord {
+            turn_id: turn_id.to_owned(),
+            input: input.to_owned(),
+            status: TurnStatus::Running,
+            started_at: now,
+            deadline_at: now.after(self.config.turn_deadline_ms),
+            attempts: Vec::new(),
+            accepted_request_id: None,
+            accepted_text: None,
+            recovery_reason: None,
+        };
         let id: Rc<str> = Rc::from(turn_id);
         self.active.insert(
             Rc::clone(&id),
@@ -282,6 +279,10 @@ impl TurnLadder {
             },
         );
         self.next_seq = self.next_seq.wrapping_add(1);
+        self.event(|| Event::TurnStarted {
+            turn_id: turn_id.to_owned(),
+            at: now,
+        });
     }
 
     /// Interrupts a running turn (T7): true if it was running, and then nothing more is spoken.

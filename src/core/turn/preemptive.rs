@@ -18,7 +18,7 @@ use super::{ActiveTurn, AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::attempt_id::PREEMPTIVE;
 use crate::core::turn::output::{Action, Event};
-use crate::core::turn::record::{AttemptResult, Failure, TurnRecord, TurnStatus};
+use crate::core::turn::record::{AttemptResult, Failure, TurnRecord};
 use crate::core::turn::{StartError, Started};
 use std::rc::Rc;
 
@@ -190,7 +190,7 @@ impl TurnLadder {
         if started > 0 {
             self.discard_running(turn_id, DiscardReason::Replaced, now);
         } else {
-            self.open_pending(turn_id, input, now);
+            self.open_turn(turn_id, input, now);
         }
         let revision = self.history.revision();
         let Some(turn) = self.active.get_mut(turn_id) else {
@@ -427,26 +427,6 @@ impl TurnLadder {
             request_id,
             kept: false,
             reason: Some(reason),
-            at: now,
-        });
-    }
-
-    /// A new pending turn: a record with no attempt yet.
-    fn open_pending(&mut self, turn_id: &str, input: &str, now: Millis) {
-        let record = TurnRecord {
-            turn_id: turn_id.to_owned(),
-            input: input.to_owned(),
-            status: TurnStatus::Running,
-            started_at: now,
-            deadline_at: now.after(self.config.turn_deadline_ms),
-            attempts: Vec::new(),
-            accepted_request_id: None,
-            accepted_text: None,
-            recovery_reason: None,
-        };
-        self.insert_turn(turn_id, record);
-        self.event(|| Event::TurnStarted {
-            turn_id: turn_id.to_owned(),
             at: now,
         });
     }
