@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
 import { ENTRIES, entrySize } from "../scripts/size.mjs";
+import { attribute, groupTable } from "../scripts/wasm-sizes.mjs";
 import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
@@ -23,6 +24,22 @@ function sizes() {
       const { wasm, js, total } = entrySize(dir);
       return [entry, { wasmGz: wasm, jsGz: js, totalGz: total }];
     }),
+  );
+}
+
+/**
+ * Where each entry's wasm code goes, by crate and turnguard module, read from the copy with names
+ * that scripts/build.sh keeps in target/sizes/ (turnguard.wasm, controller.wasm, transcriber.wasm).
+ */
+const namedWasm = (entry) => path.join(root, "target/sizes", `${entry.replace(/^turnguard\//, "")}.wasm`);
+function wasmBytes() {
+  return Object.fromEntries(
+    Object.keys(ENTRIES)
+      .filter((entry) => existsSync(namedWasm(entry)))
+      .map((entry) => {
+        const { code, data, crates, modules } = attribute(readFileSync(namedWasm(entry)));
+        return [entry, { code, data, crates, modules }];
+      }),
   );
 }
 
@@ -78,6 +95,7 @@ const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-i
 const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? "unknown"}` };
 try {
   results.size = sizes();
+  results.wasmBytes = wasmBytes();
   results.sdkSize = sdkSizes();
 
   // Time to ready: a fresh context (empty cache) fetches, compiles and initialises the module.
@@ -162,6 +180,17 @@ rows.push(...voiceRows(r.voice));
 console.log(`bench: ${r.date}, ${r.machine}${tiny ? " (tiny sizes: a smoke run, not figures)" : ""}`);
 console.log("| row | turnguard | compared with |\n| --- | --- | --- |");
 for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+for (const entry of Object.keys(ENTRIES)) {
+  const bytes = r.wasmBytes[entry];
+  if (!bytes) {
+    console.log(`bench: no ${path.relative(root, namedWasm(entry))}: where ${entry}'s bytes go is skipped (npm run build writes it)`);
+    continue;
+  }
+  console.log(`\n${entry}: ${bytes.code.toLocaleString("en-US")} B of code, ${bytes.data.toLocaleString("en-US")} B of data (wasm-opt -Oz, names kept), by crate:\n`);
+  console.log(groupTable(bytes.crates, "crate"));
+  console.log(`\n${entry}: turnguard's code by module:\n`);
+  console.log(groupTable(bytes.modules, "module"));
+}
 if (!tiny) {
   writeFileSync(path.join(root, "bench/results.json"), `${JSON.stringify(results, null, 2)}\n`);
   console.log("bench: wrote bench/results.json");

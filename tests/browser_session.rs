@@ -40,6 +40,7 @@ scenarios! {
     listening_means_the_socket_opened_and_the_transcriber_is_in_sight => "listeningMeansTheSocketOpenedAndTheTranscriberIsInSight",
     a_scripted_final_gets_a_spoken_answer => "aScriptedFinalGetsASpokenAnswer",
     speech_start_during_the_answer_silences_it_and_history_keeps_the_heard_part => "speechStartDuringTheAnswerSilencesItAndHistoryKeepsTheHeardPart",
+    a_pause_nothing_confirms_resumes_where_it_stopped_and_the_whole_answer_is_heard => "aPauseNothingConfirmsResumesWhereItStoppedAndTheWholeAnswerIsHeard",
     tts_audio_resolving_after_an_interrupt_never_plays => "ttsAudioResolvingAfterAnInterruptNeverPlays",
     a_final_during_thinking_cancels_the_old_turn_and_starts_the_new_one => "aFinalDuringThinkingCancelsTheOldTurnAndStartsTheNewOne",
     every_sentence_failing_speaks_the_recovery_text_synthesized_once => "everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce",

@@ -136,8 +136,12 @@ fn the_recovery_text_is_queued_after_the_answer_with_recovery_true() {
 fn each_barge_in_names_its_cause_and_comes_before_the_stop() {
     type BargeIn = fn(&mut VoiceCore);
     let cases: [(BargeInCause, BargeIn); 4] = [
-        (BargeInCause::SpeechStart, |core| {
-            core.on_speech_start(t(50))
+        // Voice that lasts `confirm_ms` (800) turns its pause into a cut (V7).
+        (BargeInCause::Voice, |core| {
+            core.on_voice(true, t(50), 0);
+            core.handle_timeout(t(250));
+            while core.poll_action().is_some() {}
+            core.handle_timeout(t(850));
         }),
         (BargeInCause::Partial, |core| core.on_partial("wait", t(50))),
         (BargeInCause::Final, |core| core.on_final("no, stop", t(50))),
@@ -167,19 +171,20 @@ fn each_barge_in_names_its_cause_and_comes_before_the_stop() {
         assert!(stop.is_some(), "{cause:?} stops the player");
     }
     let names = [
-        BargeInCause::SpeechStart,
+        BargeInCause::Voice,
         BargeInCause::Partial,
         BargeInCause::Final,
         BargeInCause::Button,
     ]
     .map(BargeInCause::as_str);
-    assert_eq!(names, ["speech_start", "partial", "final", "button"]);
+    assert_eq!(names, ["voice", "partial", "final", "button"]);
 }
 
 #[test]
 fn no_barge_in_without_a_turn_nor_on_stop() {
     let mut core = core();
     core.on_speech_start(t(1));
+    core.on_partial("wait", t(1)); // confirms the pause (V7)
     core.interrupt(t(2));
     assert!(events(&drain(&mut core)).is_empty(), "nothing to cut");
     core.on_final("tell me", t(3));

@@ -108,6 +108,8 @@ fn speech_start_while_speaking_cuts_the_answer_and_keeps_what_was_heard() {
     drain(&mut core);
 
     core.on_speech_start(t(1500));
+
+    core.on_partial("wait", t(1500)); // confirms the pause (V7)
     let actions = drain(&mut core);
     assert!(
         !actions
@@ -222,6 +224,7 @@ fn short_partials_and_guarded_speech_starts_are_not_barge_ins() {
         }]
     );
     core.on_speech_start(t(1300));
+    core.on_partial("wait", t(1300)); // confirms the pause (V7)
     assert!(drain(&mut core).contains(&VoiceAction::StopPlayback {
         turn_id: "turn-1".into()
     }));
@@ -316,6 +319,7 @@ fn stop_is_idempotent_and_detaches_once() {
     core.stop(t(6));
     core.on_final("after", t(7));
     core.on_speech_start(t(8));
+    core.on_partial("wait", t(8)); // confirms the pause (V7)
     assert!(drain(&mut core).is_empty());
 }
 

@@ -76,6 +76,7 @@ fn a_stream_cut_before_its_end_arrived_counts_words_against_the_estimate_not_wha
     streaming_first_of_two(&mut core);
     // 400 ms arrived and all of it played: the stream is behind, the sentence is not over.
     core.on_speech_start(t(500));
+    core.on_partial("wait", t(500)); // confirms the pause (V7)
     let heard = heard_after(&mut core, &[(1, chunk(0, 400.0, 400.0))]);
     // Unmeasured session: 19 chars × 90 ms = 1710 ms; 400/1710 of 4 words → 0 words.
     const { assert!(DEFAULT_MS_PER_CHAR * 19.0 > 1600.0) };
@@ -95,7 +96,8 @@ fn the_estimate_uses_the_sessions_measured_speech_rate() {
     drain(&mut core);
     assert!((core.estimated_ms(TWO) - 24.0 * 50.0).abs() < 1e-9);
     core.on_speech_start(t(1700));
-    // 600 ms played of an estimated 1200 ms: 5 words × 0.5 → 2 words.
+    core.on_partial("wait", t(1700)); // confirms the pause (V7)
+                                      // 600 ms played of an estimated 1200 ms: 5 words × 0.5 → 2 words.
     let heard = heard_after(&mut core, &[(2, chunk(0, 600.0, 600.0))]);
     assert_eq!(heard.as_deref(), Some("One two three four. Take one"));
 }
@@ -107,7 +109,8 @@ fn a_stream_that_arrived_whole_is_measured_by_its_own_length() {
     core.on_stream_closed(1);
     drain(&mut core);
     core.on_speech_start(t(400));
-    // All 800 ms arrived; 400 played: half of 4 words.
+    core.on_partial("wait", t(400)); // confirms the pause (V7)
+                                     // All 800 ms arrived; 400 played: half of 4 words.
     let heard = heard_after(&mut core, &[(1, chunk(0, 800.0, 400.0))]);
     assert_eq!(heard.as_deref(), Some("One two"));
 }
@@ -118,7 +121,8 @@ fn never_more_words_than_the_audio_clock_allows_even_when_the_estimate_is_short(
     streaming_first_of_two(&mut core);
     core.on_audio_measured(1, 1.0); // an absurd measurement: 0.05 ms a character
     core.on_speech_start(t(400));
-    // What arrived (1000 ms) bounds the length from below: 300/1000 of 4 words → 1 word.
+    core.on_partial("wait", t(400)); // confirms the pause (V7)
+                                     // What arrived (1000 ms) bounds the length from below: 300/1000 of 4 words → 1 word.
     let heard = heard_after(&mut core, &[(1, chunk(0, 1000.0, 300.0))]);
     assert_eq!(heard.as_deref(), Some("One"));
 }
@@ -161,8 +165,9 @@ fn a_stream_that_broke_after_it_sounded_ends_the_heard_text_there() {
     drain(&mut core);
     assert!((core.estimated_ms(TWO) - DEFAULT_MS_PER_CHAR * 24.0).abs() < 1e-9);
     core.on_speech_start(t(900));
-    // The user heard part of ONE, a gap, then part of TWO: no prefix of the answer says that
-    // but the empty one. (Skipping ONE would have given "Take", which was never its start.)
+    core.on_partial("wait", t(900)); // confirms the pause (V7)
+                                     // The user heard part of ONE, a gap, then part of TWO: no prefix of the answer says that
+                                     // but the empty one. (Skipping ONE would have given "Take", which was never its start.)
     let heard = heard_after(&mut core, &[(2, chunk(1, 1000.0, 200.0))]);
     assert_eq!(heard.as_deref(), Some(""));
 }
@@ -182,6 +187,7 @@ fn a_broken_stream_still_playing_at_the_cut_counts_its_words_but_never_all_of_th
     core.on_stream_failed(2, false, t(1200));
     drain(&mut core);
     core.on_speech_start(t(1210));
+    core.on_partial("wait", t(1210)); // confirms the pause (V7)
     let heard = heard_after(&mut core, &[(2, chunk(1, 800.0, 800.0))]);
     assert_eq!(
         heard.as_deref(),

@@ -75,6 +75,7 @@ fn barge_in_while_the_next_sentence_is_synthesized_counts_only_what_played() {
     core.on_chunk_ended(1, t(1200));
     drain(&mut core);
     core.on_speech_start(t(1300));
+    core.on_partial("wait", t(1300)); // confirms the pause (V7)
     assert_eq!(heard_after(&mut core, &[]).as_deref(), Some(ONE));
 }
 
@@ -85,7 +86,8 @@ fn barge_in_during_the_decode_of_the_next_sentence_counts_only_what_played() {
     core.on_synthesized(2, true, t(500));
     drain(&mut core); // Play of job 2: its audio decodes, not yet scheduled
     core.on_speech_start(t(700));
-    // The first chunk is measured at 50 %; the second has no start on the audio clock.
+    core.on_partial("wait", t(700)); // confirms the pause (V7)
+                                     // The first chunk is measured at 50 %; the second has no start on the audio clock.
     let heard = heard_after(&mut core, &[(1, chunk(1000.0, 500.0))]);
     assert_eq!(heard.as_deref(), Some("It is"));
 }
@@ -98,7 +100,8 @@ fn barge_in_after_the_first_chunk_ended_while_the_second_decodes_counts_the_firs
     core.on_chunk_ended(1, t(1000));
     drain(&mut core);
     core.on_speech_start(t(1100));
-    // The ended chunk is no longer measured by the player: it played in full all the same.
+    core.on_partial("wait", t(1100)); // confirms the pause (V7)
+                                      // The ended chunk is no longer measured by the player: it played in full all the same.
     assert_eq!(heard_after(&mut core, &[]).as_deref(), Some(ONE));
 }
 
@@ -122,6 +125,7 @@ fn barge_in_between_the_accepted_text_and_the_first_audio_counts_nothing() {
     core.on_accepted("turn-1", t(1));
     drain(&mut core);
     core.on_speech_start(t(100));
+    core.on_partial("wait", t(100)); // confirms the pause (V7)
     assert_eq!(heard_after(&mut core, &[]).as_deref(), Some(""));
 }
 
@@ -137,6 +141,7 @@ fn barge_in_right_after_the_last_chunk_ended_counts_every_sentence_and_no_more()
     core.on_sentence("turn-1", TWO, t(1001));
     drain(&mut core);
     core.on_speech_start(t(1002));
+    core.on_partial("wait", t(1002)); // confirms the pause (V7)
     assert_eq!(heard_after(&mut core, &[]).as_deref(), Some(ONE));
 }
 
@@ -155,6 +160,7 @@ fn a_skipped_sentence_is_left_out_and_heard_text_stays_a_prefix_of_what_was_spok
     core.on_synthesized(3, true, t(501));
     drain(&mut core);
     core.on_speech_start(t(700));
+    core.on_partial("wait", t(700)); // confirms the pause (V7)
     let heard = heard_after(&mut core, &[(3, chunk(1000.0, 700.0))]);
     assert_eq!(heard.as_deref(), Some("A one. C three"));
 }
@@ -282,6 +288,7 @@ fn the_echo_guard_covers_partials_and_every_start_after_silence() {
     core.on_playback_started("turn-1", t(2000));
     drain(&mut core);
     core.on_speech_start(t(2100));
+    core.on_partial("wait", t(2100)); // confirms the pause (V7)
     core.on_partial("take one", t(2200));
     assert!(!drain(&mut core)
         .iter()
@@ -345,6 +352,7 @@ fn the_barge_in_defaults_are_the_measured_ones() {
     core.start();
     speaking_first_of_two(&mut core);
     core.on_speech_start(t(400));
+    core.on_partial("wait", t(400)); // confirms the pause (V7)
     core.on_partial("and", t(700));
     core.on_spoken_final("and it", t(900));
     let actions = drain(&mut core);
@@ -357,6 +365,7 @@ fn the_barge_in_defaults_are_the_measured_ones() {
     );
     // The user, after the guard: a speech start cuts it.
     core.on_speech_start(t(1600));
+    core.on_partial("wait", t(1600)); // confirms the pause (V7)
     assert!(drain(&mut core).contains(&VoiceAction::StopPlayback {
         turn_id: "turn-1".into()
     }));

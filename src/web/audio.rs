@@ -72,6 +72,9 @@ pub(crate) struct AudioOut {
     /// Readers of streams still arriving, by chunk: a stop cancels them.
     pub(crate) readers: RefCell<FxHashMap<u64, web_sys::ReadableStreamDefaultReader>>,
     needs_gesture_reported: Cell<bool>,
+    /// Paused for the user's voice (V7): the context is suspended by us, not by the browser,
+    /// and its clock stands where the pause began.
+    paused: Cell<bool>,
     /// The engine's own first `resume()` is pending: no gesture is needed yet.
     auto_resume_pending: Cell<bool>,
     on_state_change: Closure<dyn FnMut()>,
@@ -107,6 +110,7 @@ impl AudioOut {
                 buffers: RefCell::new(FxHashMap::default()),
                 readers: RefCell::new(FxHashMap::default()),
                 needs_gesture_reported: Cell::new(false),
+                paused: Cell::new(false),
                 auto_resume_pending: Cell::new(false),
                 on_state_change: Closure::new(move || {
                     if let Some(engine) = on_change.upgrade() {
@@ -235,7 +239,14 @@ impl AudioOut {
         let now = self.context.current_time();
         let stopped = self.schedule.borrow_mut().stop(now);
         self.buffers.borrow_mut().clear();
-        let quantum = RENDER_QUANTUM_FRAMES / f64::from(self.context.sample_rate().max(1.0));
+        // Paused, the agent is already silent and the clock stands at the pause: silence at that
+        // very instant, so nothing sounds once the context runs again.
+        let was_paused = self.paused.replace(false);
+        let quantum = if was_paused {
+            0.0
+        } else {
+            RENDER_QUANTUM_FRAMES / f64::from(self.context.sample_rate().max(1.0))
+        };
         let silent_at = now + quantum;
         let gain = self.gain.borrow_mut().take();
         if let Some(gain) = gain {
@@ -263,6 +274,9 @@ impl AudioOut {
         for source in sources {
             let _ = AudioScheduledSourceNode::stop_with_when(&source, silent_at);
         }
+        if was_paused {
+            let _ = self.context.resume();
+        }
         let readers: Vec<web_sys::ReadableStreamDefaultReader> = {
             let mut all = self.readers.borrow_mut();
             stopped
@@ -282,7 +296,26 @@ impl AudioOut {
     }
 
     /// `context.resume()`: call it from a user gesture. Queued audio then plays in order.
+    /// Pauses where it is (V7): the context is suspended, so its clock, and with it every
+    /// scheduled buffer and the heard time, stands still until [`AudioOut::unpause`].
+    pub(crate) fn pause(&self) {
+        if !self.paused.replace(true) {
+            let _ = self.context.suspend();
+        }
+    }
+
+    /// Goes on from the pause, gapless: the clock runs on from where it stood.
+    pub(crate) fn unpause(&self) {
+        if self.paused.replace(false) {
+            let _ = self.context.resume();
+        }
+    }
+
     pub(crate) fn resume(&self) -> Promise {
+        if self.paused.get() {
+            // Paused for the user's voice: the pause's end resumes the context, not a gesture.
+            return Promise::resolve(&JsValue::UNDEFINED);
+        }
         let resumed = self.context.resume();
         let weak = self.weak.clone();
         wasm_bindgen_futures::future_to_promise(async move {
@@ -328,7 +361,7 @@ impl AudioOut {
                 events.push(PlayerEvent::Resumed(chunk.turn_id));
             }
         }
-        let waiting = !running && self.schedule.borrow().is_busy();
+        let waiting = !running && self.schedule.borrow().is_busy() && !self.paused.get();
         if waiting
             && self.context.state() == AudioContextState::Suspended
             && !self.auto_resume_pending.get()

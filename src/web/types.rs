@@ -296,7 +296,12 @@ export type VoiceSessionEvent =
   | { type: "underrun"; at: number; turnId: string; gapMs: number }
   | { type: "sentence_audio"; at: number; turnId: string; index: number; startsInMs: number }
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
-  | { type: "barge_in"; at: number; turnId: string; cause: "speech_start" | "partial" | "final" | "button" }
+  /** The turn was cut: by the user's words (`partial`, `final`), voice that lasted `confirmMs` while paused (`voice`), or `interrupt()` (`button`). */
+  | { type: "barge_in"; at: number; turnId: string; cause: "voice" | "partial" | "final" | "button" }
+  /** The user's voice (or the provider's speech start) paused the agent: silent, its place kept, the turn goes on. */
+  | { type: "paused"; at: number; turnId: string; cause: "voice" | "speech_start" }
+  /** Nothing confirmed the pause within `falseInterruptionMs`, or only backchannels: the agent went on where it paused. */
+  | { type: "resumed"; at: number; turnId: string; pausedMs: number }
   | TurnLatencyEvent
   /** A final of only backchannel words while the agent spoke: it went on, no turn started. */
   | { type: "backchannel"; at: number; turnId: string }
@@ -353,8 +358,17 @@ export interface VoiceSessionOptions {
   controller?: Partial<Omit<TurnControllerOptions, "recoveryText" | "onSentence" | "onAcceptedText" | "onRecovery" | "onError">>;
   /** LiveTranscriber options, `protocol` above all; `provision` here or at the top level (one of them); the session sets the callbacks. */
   transcriber?: Partial<Omit<LiveTranscriberOptions, "onPartial" | "onFinal" | "onSpeechStart" | "onStateChange" | "onError">>;
-  /** What counts as the user talking over the agent. Defaults: 1 character, no echo guard. */
-  bargeIn?: { minPartialChars?: number; echoGuardMs?: number };
+  /** What counts as the user talking over the agent: pauses, cuts and resumes (docs/semantics.md, V4 and V7). */
+  bargeIn?: {
+    minPartialChars?: number;
+    echoGuardMs?: number;
+    /** Voice heard this long while the agent thinks or speaks pauses it. Default 200; 0: voice never pauses. */
+    minSpeechMs?: number;
+    /** Voice this long cuts a pause without the transcriber's word. Default 800. */
+    confirmMs?: number;
+    /** A pause nothing confirms resumes this long after the voice ended. Default 1500. */
+    falseInterruptionMs?: number;
+  };
   /** A `synthesize` call slower than this is aborted and its sentence skipped; so is a stream that brings no bytes for this long. Default 8000. */
   ttsTimeoutMs?: number;
   /**

@@ -116,7 +116,7 @@ function observer() {
   };
 }
 
-const SESSION_EVENTS = new Set(["turn_latency", "sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
+const SESSION_EVENTS = new Set(["paused", "resumed", "turn_latency", "sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
 
 /** Each event has `type` and `at` (epoch ms, in order) and holds none of `texts` (T14). */
 function checkEvents(events, texts) {
@@ -634,12 +634,13 @@ const scenarios = {
       await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
       const cut = sources.starts[1];
       await untilAudioTime(context, cut.when + cut.duration * 0.4);
-      speak(session, 5); // speech_start of utterance 2
+      speak(session, 25); // utterance 2: its speech_start pauses the agent, its partial confirms the cut
       await until(() => seen.log.heard.length === 1, 3000, "the heard part");
       const log = seen.log.events;
       const turn = steps(log, "s:turn-1");
-      assertEq(turn.slice(turn.indexOf("barge_in")), ["barge_in", "playback_ended"], "barge-in, then the cut playback");
-      assertEq(log.find((e) => e.type === "barge_in").cause, "speech_start", "its cause");
+      assertEq(turn.slice(turn.indexOf("paused")), ["paused", "barge_in", "playback_ended"], "a pause, the barge-in, then the cut playback");
+      assertEq(log.find((e) => e.type === "paused").cause, "speech_start", "the pause's cause");
+      assertEq(log.find((e) => e.type === "barge_in").cause, "partial", "its cause");
       const ended = log.filter((e) => e.type === "playback_ended" && e.turnId === "s:turn-1");
       assertEq(ended.length, 1, "one playback_ended");
       assert(ended[0].cut && ended[0].heardMs > 0 && ended[0].unheardMs > 0, `cut with heard and unheard audio: ${JSON.stringify(ended[0])}`);
@@ -647,11 +648,11 @@ const scenarios = {
       assert(Math.abs(ended[0].heardMs + ended[0].unheardMs - audioMs) < 30, "heard + unheard is the scheduled audio");
       assertEq(seen.log.heard, [["s:turn-1", session.history[1].content]], "onHeard is the history entry");
       // Utterance 2 becomes s:turn-2; the app's button cuts it while it speaks.
-      speak(session, FRAMES_PER_UTTERANCE - 5);
+      speak(session, FRAMES_PER_UTTERANCE - 25);
       await until(() => session.state === "speaking", 8000, "s:turn-2 speaking");
       session.interrupt();
       const button = log.filter((e) => e.type === "barge_in");
-      assertEq(button.map((e) => [e.turnId, e.cause]), [["s:turn-1", "speech_start"], ["s:turn-2", "button"]], "the button's barge-in");
+      assertEq(button.map((e) => [e.turnId, e.cause]), [["s:turn-1", "partial"], ["s:turn-2", "button"]], "the button's barge-in");
       assertEq(steps(log, "s:turn-2").at(-1), "playback_ended", "turn-2's cut playback reported");
       checkEvents(log, ["utterance", "sunny", "rains", "noted", RECOVERY]);
       await session.stop();
@@ -758,15 +759,22 @@ const scenarios = {
       const llm = route((input) => (input === "utterance 1" ? `Sunny now. ${second}.` : "Noted."));
       const speech = tts(devstack);
       const events = recorder();
-      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events });
+      const onEvent = (event) => { if (event.type === "paused") events.log.paused = event; };
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, onEvent });
       await session.start({ microphone: false });
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
       const cut = sources.starts[1];
       await untilAudioTime(context, cut.when + cut.duration * 0.4);
-      speak(session, 5); // the next utterance begins: speech_start
+      speak(session, 1); // the next utterance begins: speech_start pauses the agent
+      await until(() => events.log.paused && context.state === "suspended", 3000, "the pause");
+      const pausedAt = context.currentTime;
+      await sleep(150);
+      assertEq(context.currentTime, pausedAt, "paused, the audio clock stands still");
+      speak(session, 24); // its partial confirms the cut
       await until(() => session.state === "listening" && sources.stops.length > 0, 3000, "the barge-in");
       const stop = sources.stops.at(-1);
+      assertEq(stop.at, pausedAt, "the cut falls where the pause began");
       assert(stop.node === cut.node, "the playing source was stopped");
       const share = (stop.at - cut.when) / cut.duration;
       const words = `${second}.`.split(/\s+/);
@@ -780,13 +788,62 @@ const scenarios = {
       const expected = content;
       await sleep(300);
       assertEq(sources.starts.length, 2, "nothing of the cut answer plays afterwards");
-      speak(session, FRAMES_PER_UTTERANCE - 5); // utterance 2 completes: a new turn
+      speak(session, FRAMES_PER_UTTERANCE - 25); // utterance 2 completes: a new turn
       await until(() => llm.requests.length === 2, 5000, "the next turn");
       assertEq(llm.requests[1].history, [{ role: "user", content: "utterance 1" }, { role: "assistant", content: expected }], "the next turn sees only the heard part");
       await until(() => events.log.turns.length === 2, 5000, "the second record");
       await session.stop();
       session.free();
       return { heardShare: Number(share.toFixed(3)), heard: expected };
+    });
+  },
+
+  // V7: voice nothing confirms (a cough) pauses the agent; it resumes where it paused, the
+  // audio clock stood still meanwhile, and the whole answer counts as heard.
+  async aPauseNothingConfirmsResumesWhereItStoppedAndTheWholeAnswerIsHeard({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack);
+      const answer = "Sunny now. Then it rains for a while with wind from the west.";
+      const seen = observer();
+      const session = make({
+        routes: [route(() => answer)], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize,
+        audioContext: context, bargeIn: { falseInterruptionMs: 300 }, ...seen,
+      });
+      await session.start({ microphone: false });
+      speak(session, FRAMES_PER_UTTERANCE);
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const second = sources.starts[1];
+      await untilAudioTime(context, second.when + second.duration * 0.3);
+      // 200 ms of voice, then 280 ms of quiet: fewer bytes than the mock's first partial.
+      const voice = (i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+      for (let n = 0; n < 24; n += 1) {
+        const pcm = new Int16Array(320);
+        if (n < 10) for (let i = 0; i < pcm.length; i += 1) pcm[i] = voice(n * 320 + i);
+        session.sendAudio(pcm);
+      }
+      await until(() => context.state === "suspended", 3000, "the pause");
+      const pausedAt = context.currentTime;
+      await sleep(100);
+      assertEq(context.currentTime, pausedAt, "paused, the audio clock stands still");
+      await until(() => seen.log.events.some((e) => e.type === "resumed"), 3000, "the resume");
+      const ended = await (async () => {
+        await until(() => seen.log.events.some((e) => e.type === "playback_ended"), 8000, "the answer's end");
+        return seen.log.events.find((e) => e.type === "playback_ended");
+      })();
+      const turn = steps(seen.log.events, "s:turn-1");
+      assert(turn.indexOf("paused") < turn.indexOf("resumed") && turn.indexOf("resumed") < turn.indexOf("playback_ended"), `paused, resumed, ended: ${turn}`);
+      assert(!turn.includes("barge_in"), "no cut");
+      assertEq(sources.stops.length, 0, "no source was stopped");
+      assertEq(sources.starts.length, 2, "no source started again: the same buffers went on");
+      const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
+      assert(!ended.cut && Math.abs(ended.heardMs - audioMs) < 30, `the whole answer played: ${JSON.stringify(ended)} of ${audioMs} ms`);
+      const resumed = seen.log.events.find((e) => e.type === "resumed");
+      assert(resumed.pausedMs >= 100, `paused for a while (${resumed.pausedMs} ms)`);
+      assertEq(session.history[1]?.content, answer, "the history holds the whole answer");
+      checkEvents(seen.log.events, ["sunny", "rains"]);
+      await session.stop();
+      session.free();
+      return { pausedMs: resumed.pausedMs };
     });
   },
 

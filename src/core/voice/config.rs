@@ -20,6 +20,15 @@ pub struct VoiceConfig {
     /// idempotency keys a backend deduplicates on) differ across sessions and page loads (T2).
     /// `None`: `turn-<n>`, unique within this session only. The shell draws a random one.
     pub session_id: Option<String>,
+    /// Voice the page's detector hears this long while the agent thinks or speaks pauses it
+    /// (V7). 0 turns pausing by voice off. Default 200.
+    pub min_speech_ms: u64,
+    /// Voice this long (from its start) turns a pause into a cut without the transcriber's
+    /// word. Default 800: longer than a backchannel ("uh huh", "okay": 300–600 ms).
+    pub confirm_ms: u64,
+    /// A pause nothing confirms ends this long after the voice ended: the agent resumes where it
+    /// paused. Default 1500.
+    pub false_interruption_ms: u64,
     /// Words that never cut the agent, and a final of them alone starts no turn (V6).
     pub backchannels: Backchannels,
 }
@@ -33,6 +42,9 @@ impl VoiceConfig {
             echo_guard_ms: 1500,
             tts_timeout_ms: 8000,
             session_id: None,
+            min_speech_ms: 200,
+            confirm_ms: 800,
+            false_interruption_ms: 1500,
             backchannels: Backchannels::default(),
         }
     }

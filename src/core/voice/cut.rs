@@ -2,7 +2,7 @@
 //! player's measurement of the cut ones, and the session's measured speech rate for a stream cut
 //! before all of it arrived.
 
-use super::turn::Sentence;
+use super::turn::{Sentence, SpeakingTurn};
 use super::{VoiceAction, VoiceCore};
 use crate::core::voice::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
 use crate::core::voice::playback::ChunkHeard;
@@ -44,6 +44,21 @@ impl Fate {
             _ => Fate::Unplayed,
         }
     }
+}
+
+/// The text a turn that ran to its end spoke: its answer sentences that played, without those
+/// TTS skipped, up to a stream that broke (what followed it came after a gap).
+pub(super) fn spoken_of_finished(turn: &SpeakingTurn) -> String {
+    let mut spoken: Vec<&str> = Vec::new();
+    for sentence in turn.sentences.iter().filter(|sentence| !sentence.recovery) {
+        match Fate::of(sentence) {
+            Fate::Played => spoken.push(sentence.text.trim()),
+            Fate::Skipped => {}
+            _ => break,
+        }
+    }
+    spoken.retain(|text| !text.is_empty());
+    spoken.join(" ")
 }
 
 impl VoiceCore {

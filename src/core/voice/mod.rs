@@ -11,9 +11,11 @@
 //!   one sentence: the next is requested while the current one plays (P2).
 //! - A failed or timed-out synthesis skips its sentence with a non-terminal error; a turn whose
 //!   every sentence failed is spoken as the recovery text, whose audio is synthesized once.
-//! - Barge-in (V2, V4): `speech_start` or a partial of at least `min_partial_chars`, outside the
-//!   echo guard, while thinking or speaking interrupts the turn, aborts its TTS, stops the player
-//!   and sets the turn's history to what was heard (P3: by the audio clock only).
+//! - Barge-in (V2, V4, V7): the user's voice (or the provider's speech start) pauses the agent;
+//!   a word that is not a backchannel, a final, or long voice turns the pause into a cut, as does a
+//!   partial of at least `min_partial_chars` outside the echo guard. A cut interrupts the turn,
+//!   aborts its TTS, stops the player and sets the turn's history to what was heard (P3: by the
+//!   audio clock only). See `pause.rs`.
 //! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
 //!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
 
@@ -24,6 +26,7 @@ pub mod eager;
 pub mod heard;
 pub mod latency;
 mod output;
+mod pause;
 pub mod pcm;
 pub mod playback;
 pub mod session;
@@ -37,10 +40,12 @@ use std::collections::VecDeque;
 pub use config::VoiceConfig;
 pub use cut::DEFAULT_MS_PER_CHAR;
 pub use output::{BargeInCause, VoiceAction, VoiceError, VoiceEvent, VoiceState};
+pub use pause::PauseCause;
 pub use turn::SpeakingTurn;
 
 use cut::Fate;
 use latency::TurnLatency;
+use pause::Pause;
 use tts::RecoveryAudio;
 use turn::Sentence;
 
@@ -67,7 +72,10 @@ pub struct VoiceCore {
     words_changed_at: Option<Millis>,
     /// The voice detector's word on the user: speaking now, and when their voice last ended.
     voice_heard: bool,
+    voice_started_at: Option<Millis>,
     voice_ended_at: Option<Millis>,
+    /// The agent paused for the user's voice, until it is cut or resumes (V7).
+    pause: Option<Pause>,
 }
 
 impl VoiceCore {
@@ -88,7 +96,9 @@ impl VoiceCore {
             partial: String::new(),
             words_changed_at: None,
             voice_heard: false,
+            voice_started_at: None,
             voice_ended_at: None,
+            pause: None,
         }
     }
 
@@ -155,6 +165,7 @@ impl VoiceCore {
             if let Some(turn_id) = self.current_turn().map(str::to_owned) {
                 self.push(VoiceAction::Event(VoiceEvent::Backchannel { turn_id }));
             }
+            self.resume(now);
             return;
         }
         self.push(VoiceAction::Caption {
@@ -174,6 +185,10 @@ impl VoiceCore {
             (false, None) => words_end,
         };
         self.partial.clear();
+        if self.voice_heard {
+            // Voice that goes on past the final counts for the new turn from now (V7).
+            self.voice_started_at = Some(now);
+        }
         turn.latency = Some(Box::new(TurnLatency::new(&turn_id, speech_end_at, now)));
         self.turn = Some(turn);
         self.push(VoiceAction::StartTurn {
@@ -197,28 +212,40 @@ impl VoiceCore {
             text.clone_into(&mut self.partial);
             self.words_changed_at = Some(now);
         }
-        let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
+        let words = !text.trim().is_empty();
         let backchannel = self.state == VoiceState::Speaking && self.config.backchannels.only(text);
-        if long_enough && !backchannel && !self.in_echo_guard(now) {
+        // Paused, any word that is not a backchannel confirms the cut (V7); else a partial long
+        // enough, outside the echo guard, cuts by itself (V4).
+        let confirms = if self.pause.is_some() {
+            words
+        } else {
+            let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
+            long_enough && !self.in_echo_guard(now)
+        };
+        if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
     }
 
-    /// The user started speaking: a barge-in unless within the echo guard of a playback (V4).
     /// The page's voice detector heard the user start (`speaking`) or stop, at `at` (the
     /// session's clock) and `audio_ms` into the captured audio. Reported as an event; its silence
     /// is the end of the user's speech in the turn's latency record.
     pub fn on_voice(&mut self, speaking: bool, at: Millis, audio_ms: u64) {
         self.voice_heard = speaking;
-        if !speaking {
+        if speaking {
+            self.voice_started_at = Some(at);
+        } else {
+            self.voice_started_at = None;
             self.voice_ended_at = Some(at);
         }
         self.push(VoiceAction::Event(VoiceEvent::Voice { speaking, audio_ms }));
     }
 
+    /// The provider heard the user start: a pause unless within the echo guard of a playback
+    /// (V4, V7). Only the user's words or voice turn a pause into a cut.
     pub fn on_speech_start(&mut self, now: Millis) {
         if !self.in_echo_guard(now) {
-            self.barge_in_and_listen(BargeInCause::SpeechStart, now);
+            self.pause_for(PauseCause::SpeechStart, now);
         }
     }
 
@@ -332,6 +359,7 @@ impl VoiceCore {
         let Some(mut turn) = self.turn.take() else {
             return;
         };
+        let was_paused = self.pause.take().is_some();
         self.report_latency(&mut turn);
         self.playback_started_at = None;
         let never_started = self.drop_queued_work(&turn.turn_id);
@@ -362,13 +390,22 @@ impl VoiceCore {
                 }
                 self.cut_turns.push((turn.turn_id.clone(), answer));
             }
+            // The stop ends a pause too.
             self.push(VoiceAction::StopPlayback {
                 turn_id: turn.turn_id.clone(),
             });
-        } else if !answer.is_empty() {
+            return;
+        }
+        if !answer.is_empty() {
             self.push(VoiceAction::SetHeard {
                 turn_id: turn.turn_id.clone(),
                 text: String::new(),
+            });
+        }
+        if was_paused {
+            // Nothing of the turn reached the player: it only needs to run again.
+            self.push(VoiceAction::ResumePlayback {
+                turn_id: turn.turn_id,
             });
         }
     }

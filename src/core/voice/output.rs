@@ -81,20 +81,21 @@ impl fmt::Display for VoiceError {
 /// What started a barge-in (V2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BargeInCause {
-    SpeechStart,
     Partial,
     Final,
     Button,
+    /// Voice heard for `confirm_ms` while paused (V7).
+    Voice,
 }
 
 impl BargeInCause {
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
-            BargeInCause::SpeechStart => "speech_start",
             BargeInCause::Partial => "partial",
             BargeInCause::Final => "final",
             BargeInCause::Button => "button",
+            BargeInCause::Voice => "voice",
         }
     }
 }
@@ -143,6 +144,13 @@ pub enum VoiceEvent {
     Backchannel { turn_id: String },
     /// The page's voice detector heard the user start or stop, `audio_ms` into the capture.
     Voice { speaking: bool, audio_ms: u64 },
+    /// The user's voice paused the agent (V7): silent, its place kept.
+    Paused {
+        turn_id: String,
+        cause: crate::core::voice::PauseCause,
+    },
+    /// Nothing confirmed the pause: the agent goes on where it paused.
+    Resumed { turn_id: String, paused_ms: u64 },
 }
 
 /// What the shell must do, in order.
@@ -179,6 +187,14 @@ pub enum VoiceAction {
         job: u64,
         turn_id: String,
         recovery: bool,
+    },
+    /// Pause the player where it is (its audio clock stands still); the turn goes on (V7).
+    PausePlayback {
+        turn_id: String,
+    },
+    /// Resume the paused player, gapless.
+    ResumePlayback {
+        turn_id: String,
     },
     /// Stop the player and report what played with `on_playback_stopped`.
     StopPlayback {

@@ -144,15 +144,29 @@ impl VoiceCore {
             .find(|s| s.job == Some(job))
     }
 
+    /// When `handle_timeout` must be called next: a synthesis's deadline, or the pause's (V7).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Millis> {
+        [self.tts_deadline(), self.pause_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Fires what is due. Early or repeated calls are harmless.
+    pub fn handle_timeout(&mut self, now: Millis) {
+        self.handle_tts_timeout(now);
+        self.handle_pause_timeout(now);
+    }
+
+    fn tts_deadline(&self) -> Option<Millis> {
         self.turn
             .as_ref()
             .and_then(|turn| turn.in_flight)
             .map(|(_, deadline)| deadline)
     }
 
-    pub fn handle_timeout(&mut self, now: Millis) {
+    fn handle_tts_timeout(&mut self, now: Millis) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
@@ -300,6 +314,19 @@ impl VoiceCore {
         if done && !self.state.is_terminal() {
             if let Some(mut turn) = self.turn.take() {
                 self.report_latency(&mut turn);
+                if self.pause.take().is_some() {
+                    // A turn that ended with nothing to play while paused: the player runs again.
+                    self.push(VoiceAction::ResumePlayback {
+                        turn_id: turn.turn_id.clone(),
+                    });
+                }
+                if turn.failed > 0 {
+                    // The history holds what was spoken, not a sentence TTS skipped (P3).
+                    self.push(VoiceAction::SetHeard {
+                        text: super::cut::spoken_of_finished(&turn),
+                        turn_id: turn.turn_id,
+                    });
+                }
             }
             self.playback_started_at = None;
             self.set_state(VoiceState::Listening);

@@ -110,6 +110,12 @@ impl Shared {
             VoiceEvent::Voice { speaking, audio_ms } => event(self, "vad")
                 .set("speaking", speaking)
                 .set("atMs", audio_ms as f64),
+            VoiceEvent::Paused { turn_id, cause } => event(self, "paused")
+                .set("turnId", turn_id)
+                .set("cause", cause.as_str()),
+            VoiceEvent::Resumed { turn_id, paused_ms } => event(self, "resumed")
+                .set("turnId", turn_id)
+                .set("pausedMs", paused_ms as f64),
         };
         self.emit(object);
     }

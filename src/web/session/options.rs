@@ -140,6 +140,10 @@ pub(crate) fn parse_session_options(options: &JsValue) -> Result<SessionOptions,
         let min = barge_in.count("minPartialChars", default_min, 1)?;
         config.min_partial_chars = usize::try_from(min).unwrap_or(usize::MAX);
         config.echo_guard_ms = barge_in.non_negative_ms("echoGuardMs", config.echo_guard_ms)?;
+        config.min_speech_ms = barge_in.non_negative_ms("minSpeechMs", config.min_speech_ms)?;
+        config.confirm_ms = barge_in.non_negative_ms("confirmMs", config.confirm_ms)?;
+        config.false_interruption_ms =
+            barge_in.non_negative_ms("falseInterruptionMs", config.false_interruption_ms)?;
     }
     let backchannels = fields.get("backchannels")?;
     if !backchannels.is_undefined() {

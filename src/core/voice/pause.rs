@@ -1,0 +1,115 @@
+//! Pause, then cut or resume (V7): the user's voice pauses the agent before anything is cut.
+//!
+//! While a turn thinks or speaks, voice the page's detector hears for `min_speech_ms` (or the
+//! provider's speech start, a hint outside the echo guard) pauses the agent: the player stops
+//! the audio clock where it is, the turn goes on. The pause becomes a barge-in when the
+//! transcriber brings a word that is not a backchannel, a final, or voice that lasts
+//! `confirm_ms`; it resumes, gapless, when nothing confirms within `false_interruption_ms` of
+//! the voice's end, or at once for a final of backchannel words. What the user heard is counted
+//! on the player's audio clock, which stands still while paused (P3).
+
+use super::{BargeInCause, VoiceAction, VoiceCore, VoiceEvent, VoiceState};
+use crate::core::time::Millis;
+
+/// What paused the agent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PauseCause {
+    /// The page's voice detector heard `min_speech_ms` of voice.
+    Voice,
+    /// The provider reported the start of speech.
+    SpeechStart,
+}
+
+impl PauseCause {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PauseCause::Voice => "voice",
+            PauseCause::SpeechStart => "speech_start",
+        }
+    }
+}
+
+/// A pause of the current turn, until it is cut or resumed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Pause {
+    turn_id: String,
+    at: Millis,
+}
+
+impl VoiceCore {
+    /// Whether the agent is paused, waiting for the user's words to confirm or not.
+    #[must_use]
+    pub fn is_paused(&self) -> bool {
+        self.pause.is_some()
+    }
+
+    /// When the pause logic must act next: the pause after `min_speech_ms` of voice, the cut
+    /// after `confirm_ms` of it, or the resume `false_interruption_ms` after it ended.
+    pub(super) fn pause_deadline(&self) -> Option<Millis> {
+        if !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking) {
+            return None;
+        }
+        let config = &self.config;
+        match (&self.pause, self.voice_heard, self.voice_started_at) {
+            (None, true, Some(start)) if config.min_speech_ms > 0 => {
+                Some(start.after(config.min_speech_ms))
+            }
+            (Some(_), true, Some(start)) => Some(start.after(config.confirm_ms)),
+            (Some(pause), false, _) => {
+                let quiet_since = self
+                    .voice_ended_at
+                    .map_or(pause.at, |end| end.max(pause.at));
+                Some(quiet_since.after(config.false_interruption_ms))
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn handle_pause_timeout(&mut self, now: Millis) {
+        if self.pause_deadline().map_or(true, |due| now < due) {
+            return;
+        }
+        match (self.pause.is_some(), self.voice_heard) {
+            (false, true) => self.pause_for(PauseCause::Voice, now),
+            (true, true) => self.barge_in_and_listen(BargeInCause::Voice, now),
+            (true, false) => self.resume(now),
+            (false, false) => {}
+        }
+    }
+
+    /// Pauses the current turn (nothing when none thinks or speaks, or already paused).
+    pub(super) fn pause_for(&mut self, cause: PauseCause, now: Millis) {
+        if self.pause.is_some()
+            || !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking)
+        {
+            return;
+        }
+        let Some(turn_id) = self.current_turn().map(str::to_owned) else {
+            return;
+        };
+        self.pause = Some(Pause {
+            turn_id: turn_id.clone(),
+            at: now,
+        });
+        self.push(VoiceAction::PausePlayback {
+            turn_id: turn_id.clone(),
+        });
+        self.push(VoiceAction::Event(VoiceEvent::Paused { turn_id, cause }));
+    }
+
+    /// The pause was a false alarm: the agent goes on where it stopped.
+    pub(super) fn resume(&mut self, now: Millis) {
+        let Some(pause) = self.pause.take() else {
+            return;
+        };
+        let paused_ms = now.0.saturating_sub(pause.at.0);
+        self.push(VoiceAction::ResumePlayback {
+            turn_id: pause.turn_id.clone(),
+        });
+        self.push(VoiceAction::Event(VoiceEvent::Resumed {
+            turn_id: pause.turn_id,
+            paused_ms,
+        }));
+    }
+}

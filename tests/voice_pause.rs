@@ -1,0 +1,299 @@
+//! Pause, then cut or resume (V7): the user's voice pauses the agent; a word that is not a
+//! backchannel, a final or long voice cuts it; nothing, or only backchannels, resumes it.
+
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
+use turnguard::core::time::Millis;
+use turnguard::core::voice::{
+    BargeInCause, PauseCause, VoiceAction, VoiceConfig, VoiceCore, VoiceEvent, VoiceState,
+};
+
+const RECOVERY: &str = "Sorry, could you say that again?";
+
+fn drain(core: &mut VoiceCore) -> Vec<VoiceAction> {
+    std::iter::from_fn(|| core.poll_action()).collect()
+}
+
+/// A core speaking turn-1's answer since 1000 ms, with the defaults (200 / 800 / 1500 ms).
+fn speaking() -> VoiceCore {
+    let mut core = VoiceCore::new(VoiceConfig {
+        echo_guard_ms: 500,
+        ..VoiceConfig::new(RECOVERY)
+    });
+    core.start();
+    core.on_final("tell me about the weather", Millis(0));
+    core.on_sentence("turn-1", "It is sunny all day.", Millis(10));
+    core.on_playback_started("turn-1", Millis(1000));
+    drain(&mut core);
+    assert_eq!(core.state(), VoiceState::Speaking);
+    core
+}
+
+/// Runs the core's timer up to `until`, as the shell does.
+fn run_until(core: &mut VoiceCore, until: u64) {
+    while let Some(due) = core.poll_timeout().filter(|due| due.0 <= until) {
+        core.handle_timeout(due);
+    }
+}
+
+fn paused(actions: &[VoiceAction]) -> Option<PauseCause> {
+    actions.iter().find_map(|action| match action {
+        VoiceAction::Event(VoiceEvent::Paused { cause, .. }) => Some(*cause),
+        _ => None,
+    })
+}
+
+fn cut(actions: &[VoiceAction]) -> Option<BargeInCause> {
+    actions.iter().find_map(|action| match action {
+        VoiceAction::Event(VoiceEvent::BargeIn { cause, .. }) => Some(*cause),
+        _ => None,
+    })
+}
+
+fn resumed(actions: &[VoiceAction]) -> bool {
+    actions.iter().any(
+        |action| matches!(action, VoiceAction::ResumePlayback { turn_id } if turn_id == "turn-1"),
+    )
+}
+
+#[test]
+fn voice_for_min_speech_ms_pauses_and_a_word_cuts() {
+    let mut core = speaking();
+    // Inside the echo guard: the detector is not the provider, it pauses all the same.
+    core.on_voice(true, Millis(1100), 0);
+    run_until(&mut core, 1299);
+    assert_eq!(
+        paused(&drain(&mut core)),
+        None,
+        "199 ms of voice is not enough"
+    );
+    run_until(&mut core, 1300);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::Voice));
+    assert!(actions.contains(&VoiceAction::PausePlayback {
+        turn_id: "turn-1".into()
+    }));
+    assert!(core.is_paused());
+    assert_eq!(core.state(), VoiceState::Speaking, "the turn goes on");
+    // "stop": four characters, inside the echo guard, confirms the cut while paused.
+    core.on_partial("stop", Millis(1400));
+    let actions = drain(&mut core);
+    assert_eq!(cut(&actions), Some(BargeInCause::Partial));
+    assert!(actions.contains(&VoiceAction::InterruptTurn {
+        turn_id: "turn-1".into()
+    }));
+    assert_eq!(core.state(), VoiceState::Listening);
+    assert!(!core.is_paused());
+}
+
+#[test]
+fn short_voice_never_pauses() {
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    core.on_voice(false, Millis(2150), 150);
+    run_until(&mut core, 5000);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), None, "{actions:?}");
+    assert_eq!(core.state(), VoiceState::Speaking);
+}
+
+#[test]
+fn nothing_confirms_and_the_agent_resumes_after_false_interruption_ms() {
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    run_until(&mut core, 2200);
+    assert_eq!(paused(&drain(&mut core)), Some(PauseCause::Voice));
+    core.on_voice(false, Millis(2400), 400); // a cough
+    run_until(&mut core, 3899);
+    assert!(!resumed(&drain(&mut core)), "not before 1500 ms of quiet");
+    run_until(&mut core, 3900);
+    let actions = drain(&mut core);
+    assert!(resumed(&actions), "{actions:?}");
+    assert!(actions.contains(&VoiceAction::Event(VoiceEvent::Resumed {
+        turn_id: "turn-1".into(),
+        paused_ms: 1700
+    })));
+    assert_eq!(cut(&actions), None);
+    assert_eq!(core.state(), VoiceState::Speaking);
+    assert!(!core.is_paused());
+}
+
+#[test]
+fn voice_that_lasts_confirm_ms_cuts_without_a_word() {
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    run_until(&mut core, 2799);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::Voice));
+    assert_eq!(cut(&actions), None);
+    run_until(&mut core, 2800);
+    assert_eq!(cut(&drain(&mut core)), Some(BargeInCause::Voice));
+    assert_eq!(core.state(), VoiceState::Listening);
+}
+
+#[test]
+fn a_backchannel_resumes_at_once_and_starts_no_turn() {
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    run_until(&mut core, 2200);
+    core.on_partial("uh huh", Millis(2300));
+    core.on_voice(false, Millis(2450), 450);
+    let actions = drain(&mut core);
+    assert_eq!(
+        cut(&actions),
+        None,
+        "a backchannel partial does not confirm"
+    );
+    core.on_final("Uh huh.", Millis(2600));
+    let actions = drain(&mut core);
+    assert!(resumed(&actions), "{actions:?}");
+    assert!(!actions
+        .iter()
+        .any(|action| matches!(action, VoiceAction::StartTurn { .. })));
+    assert_eq!(core.state(), VoiceState::Speaking);
+}
+
+#[test]
+fn a_provider_speech_start_is_a_hint_outside_the_echo_guard() {
+    let mut core = speaking();
+    core.on_speech_start(Millis(1200)); // inside the 500 ms guard: echo
+    assert_eq!(paused(&drain(&mut core)), None);
+    core.on_speech_start(Millis(2000));
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::SpeechStart));
+    assert_eq!(cut(&actions), None, "a speech start no longer cuts");
+    // The detector heard nothing: the pause resumes 1500 ms later.
+    run_until(&mut core, 3500);
+    assert!(resumed(&drain(&mut core)));
+}
+
+#[test]
+fn a_final_cuts_a_pause_and_starts_the_next_turn() {
+    let mut core = speaking();
+    core.on_speech_start(Millis(2000));
+    core.on_final("what about tomorrow", Millis(2500));
+    let actions = drain(&mut core);
+    assert_eq!(cut(&actions), Some(BargeInCause::Final));
+    assert!(actions.contains(&VoiceAction::StartTurn {
+        turn_id: "turn-2".into(),
+        input: "what about tomorrow".into()
+    }));
+    assert!(!core.is_paused(), "the new turn is not paused");
+}
+
+#[test]
+fn a_thinking_turn_pauses_too_and_goes_on() {
+    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    core.start();
+    core.on_final("tell me about the weather", Millis(0));
+    drain(&mut core);
+    assert_eq!(core.state(), VoiceState::Thinking);
+    core.on_voice(true, Millis(100), 0);
+    run_until(&mut core, 300);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::Voice));
+    assert!(!actions
+        .iter()
+        .any(|action| matches!(action, VoiceAction::InterruptTurn { .. })));
+    core.on_voice(false, Millis(350), 350);
+    run_until(&mut core, 1850);
+    assert!(resumed(&drain(&mut core)));
+    assert_eq!(core.state(), VoiceState::Thinking);
+}
+
+#[test]
+fn voice_across_the_final_counts_for_the_new_turn_from_its_start() {
+    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    core.start();
+    core.on_voice(true, Millis(0), 0);
+    core.on_final("tell me about the weather", Millis(1000));
+    drain(&mut core);
+    run_until(&mut core, 1199);
+    assert_eq!(paused(&drain(&mut core)), None, "not at once");
+    run_until(&mut core, 1200);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::Voice));
+    assert_eq!(
+        cut(&actions),
+        None,
+        "not cut for voice before the turn began"
+    );
+}
+
+#[test]
+fn min_speech_ms_zero_turns_pausing_by_voice_off_and_interrupt_still_cuts() {
+    let mut core = VoiceCore::new(VoiceConfig {
+        min_speech_ms: 0,
+        ..VoiceConfig::new(RECOVERY)
+    });
+    core.start();
+    core.on_final("hello", Millis(0));
+    core.on_sentence("turn-1", "Hi there.", Millis(10));
+    core.on_playback_started("turn-1", Millis(100));
+    core.on_voice(true, Millis(200), 0);
+    run_until(&mut core, 5000);
+    assert_eq!(paused(&drain(&mut core)), None);
+    core.interrupt(Millis(5000));
+    assert_eq!(cut(&drain(&mut core)), Some(BargeInCause::Button));
+}
+
+#[test]
+fn a_turn_that_ends_with_a_skipped_sentence_keeps_only_what_was_spoken() {
+    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    core.start();
+    core.on_final("hello", Millis(0));
+    core.on_sentence("turn-1", "First.", Millis(10));
+    core.on_sentence("turn-1", "Second.", Millis(11));
+    core.on_sentence("turn-1", "Third.", Millis(12));
+    core.on_accepted("turn-1", Millis(13));
+    // Synthesis of the second sentence fails; the others play to their end.
+    let mut seen = Vec::new();
+    let mut now = 20;
+    loop {
+        let actions = drain(&mut core);
+        if actions.is_empty() {
+            break;
+        }
+        for action in actions {
+            now += 10;
+            match &action {
+                VoiceAction::Synthesize { job, text, .. } => {
+                    core.on_synthesized(*job, text != "Second.", Millis(now));
+                }
+                VoiceAction::Play { job, .. } => core.on_chunk_ended(*job, Millis(now)),
+                _ => {}
+            }
+            seen.push(action);
+        }
+    }
+    let actions = seen;
+    assert!(
+        actions.contains(&VoiceAction::SetHeard {
+            turn_id: "turn-1".into(),
+            text: "First. Third.".into()
+        }),
+        "{actions:?}"
+    );
+    assert_eq!(core.state(), VoiceState::Listening);
+}
+
+#[test]
+fn a_paused_turn_cut_before_any_audio_lets_the_player_run_again() {
+    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
+    core.start();
+    core.on_final("tell me about the weather", Millis(0));
+    core.on_speech_start(Millis(100));
+    drain(&mut core);
+    assert!(core.is_paused());
+    core.on_final("no, about the news", Millis(900));
+    let actions = drain(&mut core);
+    assert!(actions.contains(&VoiceAction::ResumePlayback {
+        turn_id: "turn-1".into()
+    }));
+    assert!(actions.contains(&VoiceAction::StartTurn {
+        turn_id: "turn-2".into(),
+        input: "no, about the news".into()
+    }));
+    assert!(!core.is_paused());
+}
