@@ -45,6 +45,7 @@ scenarios! {
     a_final_during_thinking_cancels_the_old_turn_and_starts_the_new_one => "aFinalDuringThinkingCancelsTheOldTurnAndStartsTheNewOne",
     every_sentence_failing_speaks_the_recovery_text_synthesized_once => "everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce",
     stop_twice_ends_the_microphone_and_nothing_reconnects => "stopTwiceEndsTheMicrophoneAndNothingReconnects",
+    a_lost_microphone_is_opened_again_and_the_session_goes_on => "aLostMicrophoneIsOpenedAgainAndTheSessionGoesOn",
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
     a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
     the_echo_guard_ignores_speech_starts_and_partials_but_a_final_still_barges_in => "theEchoGuardIgnoresSpeechStartsAndPartialsButAFinalStillBargesIn",

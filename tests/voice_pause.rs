@@ -297,3 +297,27 @@ fn a_paused_turn_cut_before_any_audio_lets_the_player_run_again() {
     }));
     assert!(!core.is_paused());
 }
+
+#[test]
+fn voice_that_came_in_a_burst_still_pauses_or_cuts_by_what_it_lasted() {
+    // The detector reports start and end together (audio faster than real time): the timers
+    // never saw the voice, its length still counts.
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    core.on_voice(false, Millis(2250), 250);
+    let actions = drain(&mut core);
+    assert_eq!(paused(&actions), Some(PauseCause::Voice));
+    run_until(&mut core, 3749);
+    assert!(!resumed(&drain(&mut core)));
+    run_until(&mut core, 3750);
+    assert!(resumed(&drain(&mut core)), "1500 ms after the voice ended");
+    // 900 ms of voice in a burst: a pause and its cut.
+    core.on_voice(true, Millis(4000), 0);
+    core.on_voice(false, Millis(4900), 900);
+    assert_eq!(cut(&drain(&mut core)), Some(BargeInCause::Voice));
+    // 150 ms: nothing.
+    let mut core = speaking();
+    core.on_voice(true, Millis(2000), 0);
+    core.on_voice(false, Millis(2150), 150);
+    assert_eq!(paused(&drain(&mut core)), None);
+}

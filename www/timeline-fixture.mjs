@@ -16,7 +16,7 @@ export function sampleEntries() {
     if (kind === "sentence") event(t, { type: "sentence_queued", turnId, index: sentence++, recovery: false });
     else if (kind === "speech" && phase === "start") event(t, { type: "playback_started", turnId });
     else if (kind === "speech") event(t, { type: "playback_ended", turnId, cut: phase === "cut", heardMs: heardMs ?? 0, ...(phase === "cut" ? { unheardMs } : {}) });
-    else if (kind === "barge_in") event(t, { type: "barge_in", turnId, cause: "speech_start" });
+    else if (kind === "barge_in") event(t, { type: "barge_in", turnId, cause: "partial" });
     else if (kind === "stt_state") event(t, { type: "transcriber_state", state, provisions: 0, connections: 0, framesDropped: 0 });
     else if (kind === "provision") event(t, { type: "provision_finished", ok, ...(status ? { status } : {}) });
     else if (kind === "stt_error") event(t, { type: "transcriber_error", code, terminal, ...(status ? { status } : {}), ...(frames ? { frames } : {}) });

@@ -10,7 +10,7 @@
 //   { kind: "speech", turnId, phase, heardMs?, unheardMs? }
 //                                                    playback "start", "end", or "cut" (barge-in:
 //                                                    heardMs played, unheardMs of audio never played)
-//   { kind: "barge_in", turnId, cause }              the user cut the answer (speech_start, partial, final, button)
+//   { kind: "barge_in", turnId, cause }              the user cut the answer (voice, partial, final, button)
 //   { kind: "stt_state", state }                     transcriber_state
 //   { kind: "stt_error", code, terminal, frames? }   transcriber_error
 //   { kind: "provision", ok, status? }               provision_finished: the app's provision() settled

@@ -10,8 +10,8 @@
 
 use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::web::convert::{range_error, type_error};
+use crate::web::id_map::IdMap;
 use js_sys::{ArrayBuffer, Promise};
-use rustc_hash::FxHashMap;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
@@ -65,12 +65,12 @@ pub(crate) struct AudioOut {
     retired_gain: RefCell<Option<GainNode>>,
     pub(crate) schedule: RefCell<PlaybackSchedule>,
     /// Started sources by their own id, with the chunk each plays a part of.
-    sources: RefCell<FxHashMap<u64, (u64, AudioBufferSourceNode)>>,
+    sources: RefCell<IdMap<(u64, AudioBufferSourceNode)>>,
     next_source: Cell<u64>,
     /// Decoded parts waiting for their turn in line, per chunk in arrival order.
-    pub(crate) buffers: RefCell<FxHashMap<u64, VecDeque<AudioBuffer>>>,
+    pub(crate) buffers: RefCell<IdMap<VecDeque<AudioBuffer>>>,
     /// Readers of streams still arriving, by chunk: a stop cancels them.
-    pub(crate) readers: RefCell<FxHashMap<u64, web_sys::ReadableStreamDefaultReader>>,
+    pub(crate) readers: RefCell<IdMap<web_sys::ReadableStreamDefaultReader>>,
     needs_gesture_reported: Cell<bool>,
     /// Paused for the user's voice (V7): the context is suspended by us, not by the browser,
     /// and its clock stands where the pause began.
@@ -105,10 +105,10 @@ impl AudioOut {
                 gain: RefCell::new(None),
                 retired_gain: RefCell::new(None),
                 schedule: RefCell::new(PlaybackSchedule::new()),
-                sources: RefCell::new(FxHashMap::default()),
+                sources: RefCell::new(IdMap::default()),
                 next_source: Cell::new(0),
-                buffers: RefCell::new(FxHashMap::default()),
-                readers: RefCell::new(FxHashMap::default()),
+                buffers: RefCell::new(IdMap::default()),
+                readers: RefCell::new(IdMap::default()),
                 needs_gesture_reported: Cell::new(false),
                 paused: Cell::new(false),
                 auto_resume_pending: Cell::new(false),

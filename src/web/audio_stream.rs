@@ -8,8 +8,9 @@
 use super::audio::AudioOut;
 use crate::core::voice::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{range_error, type_error, Fields};
-use crate::web::glue::{clear_timeout, set_timeout, set_timeout_with_argument};
+use crate::web::glue::{clear_timeout, delay, set_timeout_with_argument};
 use js_sys::{ArrayBuffer, Float32Array, Function, Promise, Uint8Array};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -204,11 +205,14 @@ impl AudioOut {
             }
         }
         if self.schedule.borrow_mut().append(seq, buffer.duration()) {
-            self.buffers
-                .borrow_mut()
-                .entry(seq)
-                .or_default()
-                .push_back(buffer);
+            let mut buffers = self.buffers.borrow_mut();
+            match buffers.get_mut(&seq) {
+                Some(parts) => parts.push_back(buffer),
+                None => {
+                    buffers.insert(seq, VecDeque::from([buffer]));
+                }
+            }
+            drop(buffers);
             self.flush();
         }
     }
@@ -283,12 +287,6 @@ async fn read(reader: &ReadableStreamDefaultReader, idle_ms: u64) -> Read {
         return Read::Bytes(Uint8Array::new(bytes).to_vec());
     }
     Read::Failed
-}
-
-fn delay(ms: i32) -> Promise {
-    Promise::new(&mut |resolve: Function, _reject: Function| {
-        set_timeout(&resolve, ms);
-    })
 }
 
 /// Cancels a reader; its promise's rejection (a stream that errored) is handled.

@@ -91,6 +91,12 @@ impl AppCallbacks {
         self.call_optional(ON_ERROR, self.on_error.as_ref(), Args::One(error), None);
     }
 
+    /// `onEvent` with `event` stamped with the current time (`at`, epoch ms).
+    #[cfg(feature = "transcriber")]
+    pub(crate) fn event_now(&self, event: crate::web::js_object::JsObject) {
+        self.event(&event.set("at", self.clock.now().0 as f64).build());
+    }
+
     /// `onEvent(event)`; a throw is reported to `onError`.
     pub(crate) fn event(&self, event: &JsValue) {
         self.call_optional(ON_EVENT, self.on_event.as_ref(), Args::One(event), None);

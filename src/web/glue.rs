@@ -80,4 +80,20 @@ extern "C" {
     ) -> JsValue;
     #[wasm_bindgen(js_name = clearTimeout)]
     pub(crate) fn clear_timeout(id: &JsValue);
+    #[cfg(feature = "transcriber")]
+    #[wasm_bindgen(js_name = setInterval)]
+    pub(crate) fn set_interval(handler: &Function, ms: i32) -> JsValue;
+    #[cfg(feature = "transcriber")]
+    #[wasm_bindgen(js_name = clearInterval)]
+    pub(crate) fn clear_interval(id: &JsValue);
+}
+
+/// A promise that resolves after `ms` milliseconds.
+#[cfg(any(feature = "voice", feature = "transcriber"))]
+pub(crate) fn delay(ms: i32) -> js_sys::Promise {
+    js_sys::Promise::new(
+        &mut |resolve: js_sys::Function, _reject: js_sys::Function| {
+            set_timeout(&resolve, ms);
+        },
+    )
 }

@@ -19,7 +19,7 @@ use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
 use web_sys::{
     AudioContext, AudioContextOptions, AudioContextState, AudioWorkletNode,
     AudioWorkletNodeOptions, Blob, BlobPropertyBag, MediaStream, MediaStreamAudioSourceNode,
-    MediaStreamConstraints, MediaStreamTrack, MessageEvent, Url,
+    MediaStreamConstraints, MediaStreamTrack, MediaStreamTrackState, MessageEvent, Url,
 };
 
 #[wasm_bindgen(module = "/src/web/capture-worklet.js")]
@@ -51,6 +51,7 @@ pub(crate) fn is_media_stream(value: &JsValue) -> bool {
 }
 
 /// Where the capture worklet comes from.
+#[derive(Clone)]
 pub(crate) enum WorkletSource {
     /// The worklet's source as a `blob:` URL (needs `blob:` in the CSP's `script-src`).
     Blob,
@@ -62,7 +63,8 @@ pub(crate) enum WorkletSource {
 /// frame as little-endian PCM16 bytes. Once it runs, `adopt` gets the [`Capture`]; its error
 /// rejects the promise, as does the browser's (e.g. `NotAllowedError` when the user refused the
 /// microphone). A worklet that cannot load rejects with turnguard's `worklet_blocked` error,
-/// handed to `on_blocked` first.
+/// handed to `on_blocked` first. `on_lost` is called once, later, when every audio track of the
+/// stream has ended (unplugged, revoked, stopped): no frame comes after it.
 pub(crate) fn start(
     stream: JsValue,
     sample_rate: u32,
@@ -70,9 +72,10 @@ pub(crate) fn start(
     on_frame: impl FnMut(Vec<u8>) + 'static,
     adopt: impl FnOnce(Capture) -> Result<(), JsValue> + 'static,
     on_blocked: impl FnOnce(&JsValue) + 'static,
+    on_lost: impl FnOnce() + 'static,
 ) -> Promise {
     future_to_promise(async move {
-        let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked).await?;
+        let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked, on_lost).await?;
         // Dropping `capture` on the error path releases it.
         adopt(capture)?;
         Ok(JsValue::UNDEFINED)
@@ -88,7 +91,14 @@ pub(crate) struct Capture {
     source: Option<MediaStreamAudioSourceNode>,
     node: Option<AudioWorkletNode>,
     _on_message: Option<Closure<dyn FnMut(JsValue)>>,
+    /// Asks the tracks whether they ended, every [`TRACK_CHECK_MS`]: the interval's id and its
+    /// callback.
+    track_check: Option<(JsValue, Closure<dyn FnMut()>)>,
 }
+
+/// How often a capture asks its tracks whether they ended: a track stopped by the page, or one
+/// whose device went away in Firefox, fires no `ended` event, and Firefox stops the frames.
+const TRACK_CHECK_MS: i32 = 250;
 
 async fn capture(
     stream: JsValue,
@@ -96,13 +106,25 @@ async fn capture(
     worklet: &WorkletSource,
     mut on_frame: impl FnMut(Vec<u8>) + 'static,
     on_blocked: impl FnOnce(&JsValue),
+    on_lost: impl FnOnce() + 'static,
 ) -> Result<Capture, JsValue> {
     let owned = stream.is_undefined();
-    let media = if owned {
+    let media: MediaStream = if owned {
         open_microphone().await?
     } else {
         stream.unchecked_into()
     };
+    let tracks = audio_tracks(&media);
+    if tracks.is_empty() {
+        return Err(crate::web::convert::type_error(
+            "the MediaStream has no audio track",
+        ));
+    }
+    if all_ended(&tracks) {
+        return Err(crate::web::convert::type_error(
+            "the MediaStream's audio track has ended",
+        ));
+    }
     // From here on, `?` drops `capture`, which releases what it holds.
     let mut capture = Capture {
         media,
@@ -111,6 +133,7 @@ async fn capture(
         source: None,
         node: None,
         _on_message: None,
+        track_check: None,
     };
     let options = AudioContextOptions::new();
     options.set_latency_hint(&JsValue::from_str("interactive"));
@@ -129,6 +152,17 @@ async fn capture(
     capture.source = Some(source.clone());
     let node = AudioWorkletNode::new_with_options(&context, PROCESSOR, &node_options(sample_rate))?;
     capture.node = Some(node.clone());
+    let mut on_lost = Some(on_lost);
+    let check = Closure::new(move || {
+        if on_lost.is_some() && all_ended(&tracks) {
+            if let Some(lost) = on_lost.take() {
+                // Later: the owner drops this capture, and with it this closure.
+                spawn_local(async move { lost() });
+            }
+        }
+    });
+    let interval = crate::web::glue::set_interval(check.as_ref().unchecked_ref(), TRACK_CHECK_MS);
+    capture.track_check = Some((interval, check));
     let on_message = Closure::new(move |event: JsValue| {
         // The worklet transfers each frame's buffer: this is its only reference.
         let data = event.dyn_ref::<MessageEvent>().map(MessageEvent::data);
@@ -148,6 +182,20 @@ async fn capture(
         settle_quietly(context.resume());
     }
     Ok(capture)
+}
+
+fn audio_tracks(media: &MediaStream) -> Vec<MediaStreamTrack> {
+    media
+        .get_audio_tracks()
+        .iter()
+        .filter_map(|track| track.dyn_into::<MediaStreamTrack>().ok())
+        .collect()
+}
+
+fn all_ended(tracks: &[MediaStreamTrack]) -> bool {
+    tracks
+        .iter()
+        .all(|track| track.ready_state() == MediaStreamTrackState::Ended)
 }
 
 async fn open_microphone() -> Result<MediaStream, JsValue> {
@@ -237,6 +285,9 @@ fn settle_quietly(promise: Result<Promise, JsValue>) {
 impl Drop for Capture {
     /// Stops frames at once, disconnects, closes the context, and stops the tracks it opened.
     fn drop(&mut self) {
+        if let Some((interval, _)) = &self.track_check {
+            crate::web::glue::clear_interval(interval);
+        }
         if let Some(node) = &self.node {
             if let Ok(port) = node.port() {
                 port.set_onmessage(None);

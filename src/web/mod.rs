@@ -21,6 +21,8 @@ mod controller_options;
 mod convert;
 mod driver;
 mod glue;
+#[cfg(feature = "voice")]
+mod id_map;
 mod js_object;
 #[cfg(feature = "transcriber")]
 pub mod microphone;

@@ -357,6 +357,10 @@ impl TranscriberHost for Shared {
     fn report_error(&self, error: &JsValue) {
         self.app.error(error);
     }
+
+    fn report_event(&self, event: crate::web::js_object::JsObject) {
+        self.app.event_now(event);
+    }
 }
 
 impl Shared {

@@ -807,14 +807,15 @@ const scenarios = {
       const seen = observer();
       const session = make({
         routes: [route(() => answer)], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize,
-        audioContext: context, bargeIn: { falseInterruptionMs: 300 }, ...seen,
+        audioContext: context, bargeIn: { falseInterruptionMs: 1000 }, ...seen,
       });
       await session.start({ microphone: false });
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
       const second = sources.starts[1];
       await untilAudioTime(context, second.when + second.duration * 0.3);
-      // 200 ms of voice, then 280 ms of quiet: fewer bytes than the mock's first partial.
+      // 200 ms of voice, then 280 ms of quiet: fewer bytes than the mock's first partial. The
+      // frames come at once: the detector's voice has ended before any timer, its length counts.
       const voice = (i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000));
       for (let n = 0; n < 24; n += 1) {
         const pcm = new Int16Array(320);
@@ -918,6 +919,56 @@ const scenarios = {
       assertEq(events.log.errors.map((e) => [e.code, e.terminal]), Array(4).fill(["tts_failed", false]), "non-terminal errors per skipped sentence");
       await session.stop();
       session.free();
+    });
+  },
+
+  // Issue 25: a capture track that ends (here stopped from the page; unplugged or revoked alike)
+  // is a non-terminal microphone_lost; the default microphone is opened again and the session
+  // goes on. A stream without a live audio track is a TypeError before anything starts.
+  async aLostMicrophoneIsOpenedAgainAndTheSessionGoesOn({ devstack, make }) {
+    return withAudio(async (context) => {
+      const streams = [];
+      const original = navigator.mediaDevices.getUserMedia;
+      navigator.mediaDevices.getUserMedia = async function (constraints) {
+        const stream = await original.call(this, constraints);
+        streams.push(stream);
+        return stream;
+      };
+      try {
+        const app = backend(devstack);
+        const events = recorder();
+        const seen = observer();
+        const session = make({ routes: [route(() => "Hi.")], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize, audioContext: context, ...events, ...seen });
+        await assertThrows(() => session.attachMicrophone(new MediaStream()), TypeError, /no audio track/, "a stream without audio");
+        const ended = await original.call(navigator.mediaDevices, { audio: true });
+        ended.getAudioTracks().forEach((track) => track.stop());
+        await assertThrows(() => session.attachMicrophone(ended), TypeError, /has ended/, "an ended track");
+        await session.start(); // the default microphone (fake device)
+        assertEq(streams.length, 1, "one microphone stream opened");
+        const bytes = async () => (await sttSession(devstack, app.sessions[0]))?.bytes ?? 0;
+        await until(async () => (await bytes()) > 16000, 8000, "audio flowing");
+        streams[0].getAudioTracks().forEach((track) => track.stop());
+        await until(() => events.log.errors.some((e) => e.code === "microphone_lost"), 3000, "microphone_lost");
+        const lost = events.log.errors.find((e) => e.code === "microphone_lost");
+        assertEq(lost.terminal, false, "not terminal");
+        await until(() => seen.log.events.some((e) => e.type === "microphone_restored"), 5000, "microphone_restored");
+        const restored = seen.log.events.find((e) => e.type === "microphone_restored");
+        assert(Number.isFinite(restored.gapMs) && restored.gapMs >= 0 && restored.attempts >= 1, `the gap reported: ${JSON.stringify(restored)}`);
+        assertEq(streams.length, 2, "the microphone was opened once more");
+        assert(streams[1].getAudioTracks().every((t) => t.readyState === "live"), "its tracks are live");
+        const turnsBefore = events.log.turns.length;
+        const before = await bytes();
+        await until(async () => (await bytes()) > before + 32000, 8000, "audio flowing again");
+        await until(() => events.log.turns.length > turnsBefore, 8000, "a new utterance's turn");
+        assertEq(session.state === "failed", false, "the session did not fail");
+        assert(!events.log.errors.some((e) => e.terminal), `no terminal error: ${events.log.errors.map((e) => e.code)}`);
+        await session.stop();
+        assert(streams[1].getAudioTracks().every((t) => t.readyState === "ended"), "stop releases the new microphone");
+        session.free();
+        return { gapMs: restored.gapMs };
+      } finally {
+        navigator.mediaDevices.getUserMedia = original;
+      }
     });
   },
 

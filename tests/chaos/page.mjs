@@ -33,6 +33,13 @@ const MAX_PREEMPTIVE_PER_TURN = 2; // preemptive (`:preemptive:`) calls, besides
 const FLUX_EAGER_LEAD_MS = 400; // Flux's EagerEndOfTurn leads its EndOfTurn by 0..this (seeded)
 const EAGER_SILENCE_MS = 300; // the sessions' own guess: a partial still this long (the default)
 const PAUSED_TAIL_FRAMES = 20; // a paused utterance's frames after the pause
+// A cough: 200 ms of voice, then 280 ms of quiet. 24 frames stay below the mocks' first partial
+// (25 frames): nothing confirms the pause it makes, and the agent resumes.
+const COUGH_VOICE_FRAMES = 10;
+const COUGH_FRAMES = 24;
+// Longer than any pause may last: the voice (200 ms), the quiet until the detector's end and
+// falseInterruptionMs (1500 ms), with room for a busy machine.
+const PAUSE_LIMIT_MS = 6000;
 const MAX_ATTEMPTS_PER_SESSION = 200;
 const REPROVISION_WINDOW_MS = 300_000;
 const MAX_REPROVISIONS = 2;
@@ -82,6 +89,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     sessions: 0,
     faults: {},
     bargeIns: {},
+    // V7: pauses of the agent by cause, and how each ended.
+    pauses: { coughs: 0, paused: 0, resumed: 0, cut: 0, ended: 0, byCause: {} },
     violations: {},
     examples: [],
     checks: { heard: 0, frames: 0, framesUnchecked: 0, settled: 0, sources: 0, traced: 0, untraced: 0, requestIds: 0, latency: 0, latencyOrdered: 0 },
@@ -118,6 +127,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     "at most 2 re-provisions per 5 minutes",
     "every captured frame sent or dropped and reported",
     "every turn settles",
+    "every pause ends once",
     "no page error or unhandled rejection",
     "wasm memory flat",
     "JS heap flat",
@@ -566,7 +576,22 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
           case "turn_latency":
             checkLatency(life, event);
             break;
+          case "paused":
+            report.pauses.paused += 1;
+            report.pauses.byCause[event.cause] = (report.pauses.byCause[event.cause] ?? 0) + 1;
+            if (life.pause) violation("every pause ends once", `${life.id}: ${event.turnId} paused while ${life.pause.turnId} was`);
+            life.pause = { turnId: event.turnId, at: performance.now() };
+            break;
+          case "resumed":
+            report.pauses.resumed += 1;
+            if (life.pause?.turnId !== event.turnId) violation("every pause ends once", `${life.id}: ${event.turnId} resumed without a pause`);
+            life.pause = null;
+            break;
           case "barge_in":
+            if (life.pause?.turnId === event.turnId) {
+              report.pauses.cut += 1;
+              life.pause = null;
+            }
             report.bargeIns[event.cause] = (report.bargeIns[event.cause] ?? 0) + 1;
             if (turn) {
               turn.cutAt = context.currentTime;
@@ -623,6 +648,20 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     for (let i = 0; i < frames; i += 1) {
       try {
         life.session.sendAudio(new Int16Array(FRAME_BYTES / 2));
+        life.framesSent += 1;
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** Voice nothing confirms: a pause that resumes (V7). Its bytes begin the mock's next utterance. */
+  function cough(life) {
+    for (let n = 0; n < COUGH_FRAMES; n += 1) {
+      const pcm = new Int16Array(FRAME_BYTES / 2);
+      if (n < COUGH_VOICE_FRAMES) for (let i = 0; i < pcm.length; i += 1) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * (n * pcm.length + i)) / 16000));
+      try {
+        life.session.sendAudio(pcm);
         life.framesSent += 1;
       } catch {
         return;
@@ -694,6 +733,18 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
 
   function checkRunningTurns(life) {
     const now = performance.now();
+    // A pause ends within confirmMs or falseInterruptionMs of the voice's end (V7), unless its
+    // turn ended (the answer had nothing left to play) or the session stopped.
+    if (life.pause) {
+      const turn = life.turns.get(life.pause.turnId);
+      if (life.ended || life.failed || !["thinking", "speaking"].includes(life.session.state) || (turn?.settled && turn.sources.every((x) => x.ended || x.stoppedAt !== null) && turn.sources.length > 0)) {
+        report.pauses.ended += 1;
+        life.pause = null;
+      } else if (now - life.pause.at > PAUSE_LIMIT_MS) {
+        violation("every pause ends once", `${life.id}: ${life.pause.turnId} paused for over ${PAUSE_LIMIT_MS} ms`);
+        life.pause = null;
+      }
+    }
     for (const [id, turn] of life.turns) {
       if (!turn.settled && now - turn.startedAt > TURN_SETTLE_LIMIT_MS) {
         violation("every turn settles", `${turn.key} still running after ${TURN_SETTLE_LIMIT_MS} ms`);
@@ -738,6 +789,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       ["button", busy ? 1.5 : 0.1],
       ["final", busy ? 1 : 0],
       ["partial", busy ? 1 : 0],
+      ["cough", busy ? 1 : 0],
       ["stop", 0.4],
       ["free", 0.2],
       ["wait", 2],
@@ -762,6 +814,10 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         break;
       case "button":
         life.session.interrupt();
+        break;
+      case "cough":
+        cough(life);
+        report.pauses.coughs += 1;
         break;
       case "final":
         sendText(life, `interrupting question ${++typedSeq}`);

@@ -87,6 +87,8 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken], ["of which paused after the partial", report.spokenPaused]])}`);
   console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
+  const pauses = report.pauses;
+  console.log(`\npauses (V7): ${pauses.coughs} coughs, ${pauses.paused} pauses (${Object.entries(pauses.byCause).map(([cause, n]) => `${cause} ${n}`).join(", ") || "none"}): ${pauses.resumed} resumed, ${pauses.cut} cut, ${pauses.ended} ended with their turn or session`);
   const p = report.preemptive;
   const reasons = sorted(p.reasons).map(([reason, n]) => `${reason} ${n}`).join(", ");
   console.log(`\npreemptive attempts\n${table([["started (route called)", p.started], ["kept", p.kept], ["discarded", `${p.discarded}${reasons ? ` (${reasons})` : ""}`], ...sorted(p.byProtocol).map(([name, n]) => [`  ${name} (started/kept/discarded)`, `${n.started}/${n.kept}/${n.discarded}`])])}`);

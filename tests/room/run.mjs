@@ -3,7 +3,7 @@
 // question every round and, in chosen rounds, says "stop" or "wait a moment" at a random moment of
 // the answer, or "uh huh" / "okay", or nothing. Ends with one line:
 //
-//   room: A answers, S self-cuts, E extra turns, stop cut C/T median X ms p90 Y ms, backchannels cut B/K
+//   room: A answers, S self-cuts, E extra turns, stop cut C/T median X ms p90 Y ms, backchannels cut B/K, pauses P (R resumed)
 //
 // (score.mjs says what each counts). Exits non-zero only when the harness itself failed: the
 // numbers are measurements. `--json FILE` writes every round, the page's events and the echo

@@ -80,6 +80,15 @@ export function turnsOf(entries) {
   return [...turns.values()].filter((t) => t.startedAt !== null).sort((a, b) => a.startedAt - b.startedAt);
 }
 
+/** Pauses of the agent (V7) and how many of them resumed, by cause. */
+export function pausesOf(entries) {
+  const events = entries.filter((e) => e.kind === "event").map((e) => e.event);
+  const paused = events.filter((e) => e.type === "paused");
+  const byCause = {};
+  for (const e of paused) byCause[e.cause] = (byCause[e.cause] ?? 0) + 1;
+  return { paused: paused.length, resumed: events.filter((e) => e.type === "resumed").length, byCause };
+}
+
 /**
  * No recognizer reacts to words this soon after their first sound (pocketsphinx's speech starts
  * came 450 ms or more after it in the runs recorded): what happens sooner was heard before them.
@@ -122,7 +131,8 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const turns = turnsOf(entries);
   const cuts = turns.filter((t) => t.bargeIn && t.bargeIn.cause !== "button");
   const captions = entries.filter((e) => e.kind === "caption" && e.text.trim() !== "");
-  const cutAnchor = (t) => (t.bargeIn.cause === "speech_start" ? { at: t.bargeIn.at, windowMs: ANCHOR_MS } : anchorOf(captions, t.bargeIn.at));
+  // A cut by voice (V7) is the detector's: what it heard began at most confirmMs before the cut.
+  const cutAnchor = (t) => (t.bargeIn.cause === "voice" ? { at: t.bargeIn.at, windowMs: ANCHOR_MS } : anchorOf(captions, t.bargeIn.at));
   const selfCuts = cuts.filter((t) => !byUser(cutAnchor(t), utterances, t.startedAt));
   const extraTurns = turns.filter((t) => !byUser(anchorOf(captions, t.startedAt), utterances));
   // Each turn in the air: from its first sound after its playback started to its last sound
@@ -181,6 +191,9 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     extraTurns: extraTurns.length,
     stop: { cut: latencies.length, total: stops.length, medianMs: quantile(latencies, 0.5), p90Ms: quantile(latencies, 0.9), latenciesMs: latencies },
     backchannels: { cut: backchannels.filter((r) => r.cut).length, total: backchannels.length },
+    // V7: how often the user's voice (or a provider's speech start) paused the agent, and how
+    // many of those pauses nothing confirmed (the agent went on).
+    pauses: pausesOf(entries),
     turns: turns.length,
     selfCutTurns: selfCuts.map((t) => ({ turnId: t.turnId, cause: t.bargeIn.cause, at: t.bargeIn.at })),
     extraTurnIds: extraTurns.map((t) => ({ turnId: t.turnId, input: t.input, at: t.startedAt })),
@@ -238,5 +251,6 @@ export function voiceLine(v) {
 /** The run's one line. */
 export function summaryLine(s) {
   const ms = (v) => (v === null ? "-" : String(Math.round(v)));
-  return `room: ${s.answers} answers, ${s.selfCuts} self-cuts, ${s.extraTurns} extra turns, stop cut ${s.stop.cut}/${s.stop.total} median ${ms(s.stop.medianMs)} ms p90 ${ms(s.stop.p90Ms)} ms, backchannels cut ${s.backchannels.cut}/${s.backchannels.total}`;
+  const pauses = s.pauses ? `, pauses ${s.pauses.paused} (${s.pauses.resumed} resumed)` : "";
+  return `room: ${s.answers} answers, ${s.selfCuts} self-cuts, ${s.extraTurns} extra turns, stop cut ${s.stop.cut}/${s.stop.total} median ${ms(s.stop.medianMs)} ms p90 ${ms(s.stop.p90Ms)} ms, backchannels cut ${s.backchannels.cut}/${s.backchannels.total}${pauses}`;
 }

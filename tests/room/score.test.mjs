@@ -93,7 +93,21 @@ test("a question answered to its end, with no interjection, is one completed ans
   r.turn("s:turn-1", 3000, 3200, 9000);
   r.rounds.push({ index: 0, kind: "none", turnId: "s:turn-1" });
   const s = r.scored();
-  assert.equal(summaryLine(s), "room: 1 answers, 0 self-cuts, 0 extra turns, stop cut 0/0 median - ms p90 - ms, backchannels cut 0/0");
+  assert.equal(summaryLine(s), "room: 1 answers, 0 self-cuts, 0 extra turns, stop cut 0/0 median - ms p90 - ms, backchannels cut 0/0, pauses 0 (0 resumed)");
+});
+
+test("pauses are counted by cause, with those that resumed", () => {
+  const r = run();
+  r.say(0, "question", "what time is it", 1000, 2000);
+  r.turn("s:turn-1", 3000, 3200, 9000);
+  r.rounds.push({ index: 0, kind: "backchannel", turnId: "s:turn-1" });
+  const pause = (at, type, fields) => r.entries.push({ kind: "event", at, event: { type, turnId: "s:turn-1", ...fields } });
+  pause(4000, "paused", { cause: "voice" });
+  pause(5600, "resumed", { pausedMs: 1600 });
+  pause(6000, "paused", { cause: "speech_start" });
+  const s = r.scored();
+  assert.deepEqual(s.pauses, { paused: 2, resumed: 1, byCause: { voice: 1, speech_start: 1 } });
+  assert.match(summaryLine(s), /, pauses 2 \(1 resumed\)$/);
 });
 
 test("a stop that cuts the answer: latency from the user's first sound to the answer's last sound", () => {

@@ -6,8 +6,6 @@
 //! transcriber machine, its audio buffer and the reconnect policy know nothing else about the
 //! provider, and never ask which one it is.
 
-use std::fmt;
-
 /// Sample rate the microphone and the protocols use unless told otherwise.
 pub const DEFAULT_SAMPLE_RATE: u32 = 16_000;
 
@@ -232,7 +230,7 @@ pub fn classify_close(profile: &Profile, codec: &mut dyn Codec, code: u16) -> Cl
 
 /// What varies in a protocol: reading the server's messages and writing the client's. One
 /// codec serves one transcriber across its connections.
-pub trait Codec: fmt::Debug {
+pub trait Codec {
     /// A new connection to `url` opened: forget what belonged to the last one.
     fn on_connect(&mut self, _url: &str) {}
 

@@ -235,8 +235,13 @@ impl VoiceCore {
         if speaking {
             self.voice_started_at = Some(at);
         } else {
-            self.voice_started_at = None;
+            let started = self.voice_started_at.take();
             self.voice_ended_at = Some(at);
+            // Audio that came in faster than real time (a burst after a stall) may end a voice
+            // before its timers fired: what it lasted still counts (V7).
+            if let Some(lasted) = started.map(|start| at.0.saturating_sub(start.0)) {
+                self.on_voice_ended(lasted, at);
+            }
         }
         self.push(VoiceAction::Event(VoiceEvent::Voice { speaking, audio_ms }));
     }

@@ -78,6 +78,21 @@ impl VoiceCore {
         }
     }
 
+    /// A voice that lasted `lasted_ms` ended at `at`: the pause, or the cut, it earned if its
+    /// timer has not fired yet.
+    pub(super) fn on_voice_ended(&mut self, lasted_ms: u64, at: Millis) {
+        if !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking) {
+            return;
+        }
+        let (min_speech_ms, confirm_ms) = (self.config.min_speech_ms, self.config.confirm_ms);
+        if self.pause.is_none() && min_speech_ms > 0 && lasted_ms >= min_speech_ms {
+            self.pause_for(PauseCause::Voice, at);
+        }
+        if self.pause.is_some() && lasted_ms >= confirm_ms {
+            self.barge_in_and_listen(BargeInCause::Voice, at);
+        }
+    }
+
     /// Pauses the current turn (nothing when none thinks or speaks, or already paused).
     pub(super) fn pause_for(&mut self, cause: PauseCause, now: Millis) {
         if self.pause.is_some()

@@ -60,4 +60,8 @@ impl TranscriberHost for Shared {
     fn report_error(&self, error: &JsValue) {
         Shared::report_error(self, error);
     }
+
+    fn report_event(&self, event: crate::web::js_object::JsObject) {
+        self.emit(event.set("at", self.driver.now().0 as f64));
+    }
 }

@@ -14,7 +14,6 @@ use crate::web::driver::{Driver, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::transcriber::TranscriberIo;
 use js_sys::Reflect;
-use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
@@ -127,12 +126,12 @@ impl Shared {
                 let stopped = self.stop_engine();
                 let chunks: Vec<(u64, ChunkHeard)> = {
                     let mut speech = self.speech.borrow_mut();
-                    let by_seq: FxHashMap<u64, u64> =
-                        speech.chunks.drain().map(|(job, seq)| (seq, job)).collect();
+                    let jobs: Vec<(u64, u64)> = speech.chunks.drain().collect();
+                    let job_of = |seq: u64| jobs.iter().find(|(_, s)| *s == seq).map(|(j, _)| *j);
                     stopped
                         .chunks
                         .iter()
-                        .filter_map(|chunk| Some((*by_seq.get(&chunk.seq)?, *chunk)))
+                        .filter_map(|chunk| Some((job_of(chunk.seq)?, *chunk)))
                         .collect()
                 };
                 self.voice_update(|voice, _| voice.on_playback_stopped(&turn_id, &chunks));

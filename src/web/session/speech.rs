@@ -6,9 +6,9 @@ use super::Shared;
 use crate::web::audio::PlayerEvent;
 use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::callbacks::Args;
+use crate::web::id_map::IdMap;
 use crate::web::js_object::JsObject;
 use js_sys::{ArrayBuffer, Promise};
-use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -23,13 +23,13 @@ struct Job {
 /// The speech path's browser resources.
 #[derive(Default)]
 pub(super) struct SpeechIo {
-    jobs: FxHashMap<u64, Job>,
+    jobs: IdMap<Job>,
     /// The engine's sequence number of each job's chunk, for what played of it.
-    pub(super) chunks: FxHashMap<u64, u64>,
+    pub(super) chunks: IdMap<u64>,
     /// The recovery text's decoded audio: synthesized once per session.
     recovery_audio: Option<AudioBuffer>,
     /// The `synthesize` signal of each job whose audio stream still arrives.
-    streams: FxHashMap<u64, AbortController>,
+    streams: IdMap<AbortController>,
 }
 
 impl Shared {
@@ -175,7 +175,7 @@ impl Shared {
             let io = self.speech.borrow();
             io.chunks
                 .iter()
-                .find(|(_, chunk)| **chunk == seq)
+                .find(|(_, chunk)| *chunk == seq)
                 .map(|(job, _)| *job)
         };
         match event {
@@ -304,11 +304,7 @@ impl Shared {
     }
 }
 
-fn io_streams_insert(
-    streams: &mut rustc_hash::FxHashMap<u64, AbortController>,
-    job: u64,
-    abort: AbortController,
-) {
+fn io_streams_insert(streams: &mut IdMap<AbortController>, job: u64, abort: AbortController) {
     streams.insert(job, abort);
 }
 

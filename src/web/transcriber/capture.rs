@@ -7,11 +7,19 @@ use super::io::{input, read, AnyTranscriberHost, TranscriberIo};
 // The hosts' methods, for a build with one host (not `dyn`; see `AnyTranscriberHost`).
 #[cfg_attr(feature = "voice", allow(unused_imports))]
 use super::io::TranscriberHost as _;
+use crate::web::convert::coded_error;
 #[cfg_attr(feature = "voice", allow(unused_imports))]
 use crate::web::driver::Host as _;
+use crate::web::glue::delay;
+use crate::web::js_object::JsObject;
 use crate::web::microphone::{self, Capture, WorkletSource};
-use js_sys::{Int16Array, Promise, Uint8Array};
+use js_sys::{Int16Array, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+/// Waits before each try to open the microphone again after it was lost: at once, then backing
+/// off to a try every 5 s while the transcriber runs (a device may be plugged back in).
+const REACQUIRE_DELAYS_MS: [i32; 6] = [0, 250, 500, 1000, 2000, 5000];
 
 impl TranscriberIo {
     /// Captures `stream` (the default microphone when `undefined`) through the worklet from
@@ -33,8 +41,15 @@ impl TranscriberIo {
             io.capture_id = io.capture_id.wrapping_add(1);
             io.capture_id
         };
-        let (on_frame, on_capture, on_blocked) =
-            (host.weak_host(), host.weak_host(), host.weak_host());
+        // Only a microphone the transcriber opened itself is opened again when lost; an app's
+        // stream is the app's.
+        let reopen = stream.is_undefined().then(|| worklet.clone());
+        let (on_frame, on_capture, on_blocked, on_lost) = (
+            host.weak_host(),
+            host.weak_host(),
+            host.weak_host(),
+            host.weak_host(),
+        );
         microphone::start(
             stream,
             self.sample_rate,
@@ -57,7 +72,79 @@ impl TranscriberIo {
                     host.report_error(error);
                 }
             },
+            move || {
+                if let Some(host) = on_lost.upgrade() {
+                    if let Some(io) = host.transcriber_io() {
+                        io.capture_lost(host.as_ref(), id, reopen);
+                    }
+                }
+            },
         )
+    }
+
+    /// The capture's tracks ended: a non-terminal `microphone_lost`, the capture released, and a
+    /// microphone the transcriber opened itself opened again, with backoff, while it runs.
+    fn capture_lost(&self, host: &AnyTranscriberHost, id: u32, reopen: Option<WorkletSource>) {
+        if self.io.borrow().capture_id != id {
+            return; // replaced or released meanwhile
+        }
+        let lost = self.io.borrow_mut().capture.take();
+        drop(lost);
+        let lost_at = js_sys::Date::now();
+        let message = match reopen {
+            Some(_) => "the microphone was lost (unplugged, revoked or taken): opening it again",
+            None => "the microphone's stream ended: attach a new one with attachMicrophone()",
+        };
+        host.report_error(&coded_error(message, None, "microphone_lost", false));
+        let Some(worklet) = reopen else {
+            return;
+        };
+        let weak = host.weak_host();
+        spawn_local(async move {
+            let mut expected = id;
+            for (attempt, wait) in
+                (0..).zip(REACQUIRE_DELAYS_MS.iter().chain(std::iter::repeat(&5000)))
+            {
+                let _ = JsFuture::from(delay(*wait)).await;
+                let Some(host) = weak.upgrade() else { return };
+                let Some(io) = host.transcriber_io() else {
+                    return;
+                };
+                // The app attached or released a microphone, or the transcriber ended: stop.
+                if io.io.borrow().capture_id != expected || !accepts_audio(host.as_ref()) {
+                    return;
+                }
+                let opening =
+                    io.attach_microphone(host.as_ref(), JsValue::UNDEFINED, worklet.clone());
+                expected = io.io.borrow().capture_id;
+                drop(host);
+                match JsFuture::from(opening).await {
+                    Ok(_) => {
+                        let Some(host) = weak.upgrade() else { return };
+                        let gap_ms = (js_sys::Date::now() - lost_at).max(0.0).round();
+                        host.report_event(
+                            JsObject::new()
+                                .set("type", "microphone_restored")
+                                .set("gapMs", gap_ms)
+                                .set("attempts", f64::from(attempt + 1)),
+                        );
+                        return;
+                    }
+                    Err(error) if is_denied(&error) => {
+                        if let Some(host) = weak.upgrade() {
+                            host.report_error(&coded_error(
+                                "the microphone permission was denied: allow the microphone for this site in the browser's address bar, then attach it again",
+                                Some(&error),
+                                "microphone_denied",
+                                true,
+                            ));
+                        }
+                        return;
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
     }
 
     fn adopt_capture(
@@ -83,6 +170,14 @@ impl TranscriberIo {
         };
         drop(capture);
     }
+}
+
+/// A `getUserMedia` refusal no retry changes.
+fn is_denied(error: &JsValue) -> bool {
+    let name = Reflect::get(error, &"name".into())
+        .ok()
+        .and_then(|name| name.as_string());
+    matches!(name.as_deref(), Some("NotAllowedError" | "SecurityError"))
 }
 
 /// One frame of the app's PCM16 audio (`sendAudio`).

@@ -39,6 +39,8 @@ pub(crate) trait TranscriberHost: Host {
     }
 
     fn report_error(&self, error: &JsValue);
+    /// An event that is not the core's (the microphone came back), to `onEvent`.
+    fn report_event(&self, event: crate::web::js_object::JsObject);
 }
 
 /// The host the I/O code is written against. Where `VoiceSession` is built too there are two

@@ -71,6 +71,7 @@ use crate::core::stt::resample::resample_pcm16;
 use crate::core::time::Millis;
 use audio::AudioBuffer;
 use std::collections::VecDeque;
+use std::fmt;
 use timers::Timers;
 
 /// Messages the protocol does not know, with none it knows, that say the server speaks another
@@ -79,7 +80,6 @@ const UNEXPECTED_MESSAGES: u32 = 3;
 const UNEXPECTED_AFTER_MS: u64 = 3_000;
 
 /// One live transcription. See the module documentation.
-#[derive(Debug)]
 pub struct Transcriber {
     config: TranscriberConfig,
     /// The wire protocol's facts, and its codec.
@@ -129,6 +129,18 @@ pub struct Transcriber {
     finals: u64,
     stats: Stats,
     actions: VecDeque<Action>,
+}
+
+// By hand: a derived `Debug` would need `Codec: Debug`, and through the codec's vtable that
+// keeps every protocol's formatting code in the wasm.
+impl fmt::Debug for Transcriber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transcriber")
+            .field("protocol", &self.profile.name)
+            .field("state", &self.state)
+            .field("url", &self.url.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Transcriber {
