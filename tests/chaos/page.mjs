@@ -818,6 +818,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       case "cough":
         cough(life);
         report.pauses.coughs += 1;
+        // Quiet long enough for the pause to resume (falseInterruptionMs after the voice).
+        await sleep(2000);
         break;
       case "final":
         sendText(life, `interrupting question ${++typedSeq}`);
