@@ -24,18 +24,57 @@ fn main() -> io::Result<()> {
     println!("cargo:rerun-if-changed={}", fixtures.display());
 
     let modules = modules_in(&protocols)?;
+    // A custom build for pages that speak fewer providers: `TURNGUARD_PROTOCOLS=deepgram,openai`
+    // lists only those (their names as `options.protocol` spells them); the others' code is
+    // never referenced and leaves the wasm. Unset or empty: every protocol.
+    println!("cargo:rerun-if-env-changed=TURNGUARD_PROTOCOLS");
+    let chosen: Vec<String> = env::var("TURNGUARD_PROTOCOLS")
+        .unwrap_or_default()
+        .split(',')
+        .map(|name| name.trim().replace('-', "_"))
+        .filter(|name| !name.is_empty())
+        .collect();
+    for name in &chosen {
+        if !modules.iter().any(|(module, _)| module == name) {
+            let known: Vec<String> = modules.iter().map(|(m, _)| m.replace('_', "-")).collect();
+            let message = format!(
+                "TURNGUARD_PROTOCOLS names {:?}, not a protocol: one of {}",
+                name.replace('_', "-"),
+                known.join(", ")
+            );
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
+    }
+    let listed: Vec<&(String, String)> = modules
+        .iter()
+        .filter(|(module, _)| chosen.is_empty() || chosen.contains(module))
+        .collect();
     let mut code = String::from("// Written by build.rs from src/core/stt/protocols/.\n");
     for (module, path) in &modules {
         let _ = writeln!(code, "#[path = {path:?}]\npub mod {module};");
     }
-    code.push_str("\n/// Every protocol, in name order.\npub const ALL: &[&Profile] = &[");
-    for (module, _) in &modules {
+    code.push_str(
+        "\n/// Every protocol of this build, in name order.\npub const ALL: &[&Profile] = &[",
+    );
+    for (module, _) in &listed {
         let _ = write!(code, "&{module}::PROFILE, ");
     }
     code.push_str("];\n");
+    // Gladia live v2 unless a custom build leaves it out: then the first one listed.
+    let default = if listed.iter().any(|(module, _)| module == "gladia") {
+        "gladia"
+    } else {
+        listed
+            .first()
+            .map_or("gladia", |(module, _)| module.as_str())
+    };
+    let _ = writeln!(
+        code,
+        "\n/// The protocol of a transcriber whose options name none.\npub const DEFAULT: &Profile = &{default}::PROFILE;"
+    );
     fs::write(out.join("protocols.rs"), code)?;
 
-    let names: Vec<String> = modules
+    let names: Vec<String> = listed
         .iter()
         .map(|(module, _)| format!("{:?}", module.replace('_', "-")))
         .collect();

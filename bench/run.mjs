@@ -3,6 +3,7 @@
 // nothing here asserts a time. `BENCH_TINY=1` (what `npm test` runs) uses tiny sizes, so the
 // bench never rots, and writes no results.
 
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import os from "node:os";
@@ -25,6 +26,19 @@ function sizes() {
       return [entry, { wasmGz: wasm, jsGz: js, totalGz: total }];
     }),
   );
+}
+
+/**
+ * What a page that speaks one provider loads: the `turnguard` entry built with
+ * TURNGUARD_PROTOCOLS=deepgram (docs/setup.md, "A build for fewer providers"). Skipped in tiny
+ * mode (it is one more release build).
+ */
+function oneProviderSize() {
+  if (tiny) return null;
+  const dir = path.join(root, "target/custom/deepgram/");
+  execFileSync("bash", ["scripts/build.sh", "--main-only", "target/custom/deepgram"], { cwd: root, stdio: "inherit", env: { ...process.env, TURNGUARD_PROTOCOLS: "deepgram" } });
+  const { wasm, js, total } = entrySize("", new URL(`file://${dir}`));
+  return { protocols: ["deepgram"], wasmGz: wasm, jsGz: js, totalGz: total };
 }
 
 /**
@@ -95,6 +109,7 @@ const e2e = await startE2e(["--js-flags=--expose-gc", "--enable-precise-memory-i
 const results = { date: new Date().toISOString(), machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${os.cpus()[0]?.model ?? "unknown"}` };
 try {
   results.size = sizes();
+  results.oneProvider = oneProviderSize();
   results.wasmBytes = wasmBytes();
   results.sdkSize = sdkSizes();
 
@@ -150,6 +165,11 @@ const rows = [
     "size, turnguard/transcriber: wasm / JS / total, gzipped",
     `${kib(r.size["turnguard/transcriber"].wasmGz)} / ${kib(r.size["turnguard/transcriber"].jsGz)} / ${kib(r.size["turnguard/transcriber"].totalGz)}`,
     Object.entries(r.sdkSize).map(([name, bytes]) => `${name}: ${kib(bytes)}`).join("; ") || "—",
+  ],
+  [
+    "size, a Deepgram-only page (TURNGUARD_PROTOCOLS=deepgram): wasm / JS / total, gzipped",
+    r.oneProvider ? `${kib(r.oneProvider.wasmGz)} / ${kib(r.oneProvider.jsGz)} / ${kib(r.oneProvider.totalGz)}` : "— (not in tiny mode)",
+    r.oneProvider ? `${kib(r.size.turnguard.totalGz - r.oneProvider.totalGz)} less than every protocol` : "—",
   ],
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
 ];

@@ -16,7 +16,7 @@ build_entry() {
   # The optimised wasm with its names kept, for the bench's bytes per crate
   # (scripts/wasm-sizes.mjs): target/sizes/turnguard.wasm, controller.wasm, transcriber.wasm.
   local sizes=target/sizes/turnguard.wasm
-  if [ "$out" != pkg ]; then sizes="target/sizes/${out#pkg/}.wasm"; fi
+  if [ "$out" != pkg ]; then sizes="target/sizes/$(basename "$out").wasm"; fi
   cargo build --lib --release --target wasm32-unknown-unknown --quiet "$@"
   wasm-bindgen --target web --out-dir "$out" --out-name turnguard \
     target/wasm32-unknown-unknown/release/turnguard.wasm
@@ -29,6 +29,13 @@ build_entry() {
   node_modules/.bin/wasm-opt --optimize-level=2 --shrink-level=2 --strip-debug --strip-producers \
     "${features[@]}" "$sizes" -o "$out/turnguard_bg.wasm"
 }
+
+# `build.sh --main-only DIR`: the `turnguard` entry alone into DIR, no package (the bench's
+# custom build of one provider: TURNGUARD_PROTOCOLS=deepgram bash scripts/build.sh --main-only …).
+if [ "${1:-}" = --main-only ]; then
+  build_entry "${2:?--main-only needs a directory}"
+  exit 0
+fi
 
 # "turnguard": the whole API. "turnguard/controller": the turn ladder and its routes only.
 # "turnguard/transcriber": live speech-to-text only (LiveTranscriber, ReconnectPolicy, the protocols).

@@ -96,7 +96,7 @@ export function provisioner(protocol, f, key) {
  * the panel, each called with what the session gave, plus `onSession(n)` when a new session (the
  * n-th) replaces the last.
  */
-export function createAgent(library, { failures, protocols, protocol, upstream = null, hooks }) {
+export function createAgent(library, { failures, protocols, protocol, upstream = null, hooks, bargeIn = undefined }) {
   const { VoiceSession, openAiCompatibleRoute, openAiCompatibleSpeech } = library;
   // One audio graph for every session: the sessions play into an analyser, so the page (and its
   // test) can see that sound came out.
@@ -204,6 +204,8 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
       // still for 300 ms) starts the first LLM attempt before the final; the final keeps or
       // discards it. Each turn's `turn_latency` event (onEvent) shows what it gained.
       preemptive: true,
+      // What pauses and cuts the agent (the room tries other values: npm run room -- --min-speech-ms).
+      bargeIn,
       // Backoffs capped at 4 s instead of 30 s, so a failure plays out while you watch.
       // Each close, with its code and class, goes to the timeline as the transcriber reports it.
       transcriber: {

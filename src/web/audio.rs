@@ -10,6 +10,7 @@
 
 use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::web::convert::{range_error, type_error};
+use crate::web::glue::settle_quietly;
 use crate::web::id_map::IdMap;
 use js_sys::{ArrayBuffer, Promise};
 use std::cell::{Cell, RefCell};
@@ -275,7 +276,7 @@ impl AudioOut {
             let _ = AudioScheduledSourceNode::stop_with_when(&source, silent_at);
         }
         if was_paused {
-            let _ = self.context.resume();
+            settle_quietly(self.context.resume());
         }
         let readers: Vec<web_sys::ReadableStreamDefaultReader> = {
             let mut all = self.readers.borrow_mut();
@@ -300,14 +301,14 @@ impl AudioOut {
     /// scheduled buffer and the heard time, stands still until [`AudioOut::unpause`].
     pub(crate) fn pause(&self) {
         if !self.paused.replace(true) {
-            let _ = self.context.suspend();
+            settle_quietly(self.context.suspend());
         }
     }
 
     /// Goes on from the pause, gapless: the clock runs on from where it stood.
     pub(crate) fn unpause(&self) {
         if self.paused.replace(false) {
-            let _ = self.context.resume();
+            settle_quietly(self.context.resume());
         }
     }
 
@@ -472,7 +473,7 @@ impl Drop for AudioOut {
             let _ = gain.disconnect();
         }
         if self.own_context {
-            let _ = self.context.close();
+            settle_quietly(self.context.close());
         }
     }
 }

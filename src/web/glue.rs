@@ -97,3 +97,14 @@ pub(crate) fn delay(ms: i32) -> js_sys::Promise {
         },
     )
 }
+
+/// Lets a browser promise settle without an unhandled rejection (a `resume()`, `suspend()` or
+/// `close()` whose outcome changes nothing here, and which rejects once its context is closed).
+#[cfg(any(feature = "voice", feature = "transcriber"))]
+pub(crate) fn settle_quietly(promise: Result<js_sys::Promise, JsValue>) {
+    if let Ok(promise) = promise {
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        });
+    }
+}

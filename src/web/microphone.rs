@@ -11,6 +11,7 @@
 //! itself (a stream the app passed in stays the app's to stop). Every failure on the way drops
 //! what was built so far, and with it releases the microphone.
 
+use crate::web::glue::settle_quietly;
 use crate::web::js_object::JsObject;
 use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
 use std::cell::OnceCell;
@@ -270,16 +271,6 @@ fn worklet_blocked(url: &str, blob: bool, cause: &JsValue) -> JsValue {
     );
     let _ = Reflect::set(&error, &JsValue::from_str("terminal"), &JsValue::FALSE);
     error
-}
-
-/// Lets a browser promise settle without an unhandled rejection (a `close()` or `resume()` whose
-/// outcome changes nothing here).
-fn settle_quietly(promise: Result<Promise, JsValue>) {
-    if let Ok(promise) = promise {
-        spawn_local(async move {
-            let _ = JsFuture::from(promise).await;
-        });
-    }
 }
 
 impl Drop for Capture {

@@ -196,7 +196,7 @@ pub(crate) fn parse_reconnect_config(options: &JsValue) -> Result<ReconnectConfi
 }
 
 /// The protocol of a `LiveTranscriber` or `ReconnectPolicy` whose options name none (DESIGN.md L2).
-pub(crate) const DEFAULT_PROTOCOL: &Profile = &protocols::gladia::PROFILE;
+pub(crate) const DEFAULT_PROTOCOL: &Profile = protocols::DEFAULT;
 
 /// `options.protocol`: one of [`protocols::ALL`] by name, else a `RangeError` listing them;
 /// [`DEFAULT_PROTOCOL`] when absent.

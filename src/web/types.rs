@@ -310,6 +310,7 @@ export type VoiceSessionEvent =
   | { type: "transcriber_state"; at: number; state: TranscriberState; provisions: number; connections: number; framesDropped: number }
   | { type: "transcriber_error"; at: number; code: string; terminal: boolean; status?: number; frames?: number }
   | { type: "provision_finished"; at: number; ok: boolean; status?: number }
+  | MicrophoneRestoredEvent
   | CallbackErrorEvent;
 
 /**

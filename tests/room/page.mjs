@@ -152,10 +152,10 @@ window.room = {
     for (const track of window.room.measuring?.getTracks() ?? []) track.stop();
     window.room.measuring = null;
   },
-  async startAgent({ protocol, mic }) {
+  async startAgent({ protocol, mic, bargeIn }) {
     processing = constraintsOf(mic);
     const protocols = await protocolList();
-    agent = createAgent(library, { failures: () => ({}), protocols, protocol: () => protocol, upstream: null, hooks });
+    agent = createAgent(library, { failures: () => ({}), protocols, protocol: () => protocol, upstream: null, hooks, bargeIn });
     await agent.start({ microphone: true });
     return { sessionId: agent.sessionId, state: agent.state };
   },

@@ -36,6 +36,7 @@ export const USAGE = `usage: npm run room -- [options]
   --mix SPEC         the rounds' interjections, e.g. stop=2,backchannel=1,none=1 (the default)
   --seed S           seeds the plan: kinds, moments, phrases (default 1)
   --echo-check on|off  measure the canceller before the rounds (default on)
+  --min-speech-ms N  the session's bargeIn.minSpeechMs: voice this long pauses the agent (default: the session's)
   --json FILE        writes the rounds, the page's events and the measurements
   --verbose          one line per round`;
 
@@ -65,6 +66,7 @@ export function parseArgs(argv) {
     else if (flag === "--echo-check") options.echoCheck = onOff(flag, value);
     else if (flag === "--seed") options.seed = Number(value);
     else if (flag === "--json") options.json = value;
+    else if (flag === "--min-speech-ms") options.minSpeechMs = Number(value);
     else if (flag === "--mix") options.mix = parseMix(value);
     else throw new TypeError(`unknown argument ${arg}\n${USAGE}`);
   }
@@ -72,6 +74,7 @@ export function parseArgs(argv) {
   if (!(Number.isFinite(options.echoDb) && options.echoDb <= 0)) throw new RangeError("--echo-db must be a number ≤ 0");
   if (!(Number.isFinite(options.delayMs) && options.delayMs >= 1 && options.delayMs <= 2000)) throw new RangeError("--delay-ms must be from 1 to 2000");
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
+  if (options.minSpeechMs !== undefined && !(Number.isFinite(options.minSpeechMs) && options.minSpeechMs >= 0)) throw new RangeError("--min-speech-ms must be a number ≥ 0");
   return options;
 }
 
@@ -191,7 +194,8 @@ export async function runRoom(options, { log = () => {} } = {}) {
       canceller = await measureCanceller({ page, room, meter, mic, log });
     }
 
-    const start = await page.evaluate((o) => window.room.startAgent(o), { protocol: options.protocol, mic });
+    const bargeIn = options.minSpeechMs === undefined ? undefined : { minSpeechMs: options.minSpeechMs };
+    const start = await page.evaluate((o) => window.room.startAgent(o), { protocol: options.protocol, mic, bargeIn });
     log(`room: agent ${start.sessionId} on ${options.protocol}, echo canceller ${options.ec ? "on" : "off"}${options.nsAgc ? "" : ", no noise suppression or gain control"}`);
     const state = () => entries.findLast((e) => e.kind === "state")?.state ?? "idle";
     const failed = () => {

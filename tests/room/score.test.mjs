@@ -63,6 +63,8 @@ test("bad arguments are errors that name the flag", () => {
   assert.throws(() => parseArgs(["--ec", "maybe"]), /--ec/);
   assert.throws(() => parseArgs(["--mix", "stop=x"]), /--mix/);
   assert.throws(() => parseArgs(["--bogus", "1"]), /unknown argument --bogus/);
+  assert.throws(() => parseArgs(["--min-speech-ms", "-5"]), /--min-speech-ms/);
+  assert.equal(parseArgs(["--min-speech-ms", "150"]).minSpeechMs, 150);
   assert.deepEqual(parseArgs(["--rounds=3", "--ec", "off", "--protocol", "deepgram"]).rounds, 3);
 });
 

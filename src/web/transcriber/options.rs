@@ -206,7 +206,15 @@ export interface TranscriberTurnHintEvent {
   utterance: number;
 }
 
-export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent | CallbackErrorEvent;
+/** The microphone came back after `microphone_lost`: `gapMs` without capture, `attempts` to open it. */
+export interface MicrophoneRestoredEvent {
+  type: "microphone_restored";
+  at: number;
+  gapMs: number;
+  attempts: number;
+}
+
+export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent | MicrophoneRestoredEvent | CallbackErrorEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
@@ -238,12 +246,16 @@ export interface TranscriptMeta {
  * `protocols`, the URL); not terminal, but terminal when no socket ever opened and a second URL
  * failed `maxFailedConnects` connects in a row as well. `unexpected_messages` (not terminal, once): the
  * server's messages are not the chosen `protocol`'s; `messageType` says what arrived.
+ * `microphone_lost` (not terminal): the capture's tracks ended (unplugged, revoked, stopped); a
+ * microphone the transcriber opened itself is opened again (`microphone_restored` on `onEvent`).
+ * `microphone_denied` (`terminal: true` for the microphone only: the transcriber goes on): the
+ * permission was refused while opening it again.
  */
 export interface TranscriberError extends Error {
   code:
     | "audio_dropped" | "reprovision_limit" | "provision_rejected" | "invalid_url" | "callback_error"
     | "dead_session" | "provision_exhausted" | "worklet_blocked" | "fatal_close" | "connect_failed"
-    | "unexpected_messages" | "provision_unreachable";
+    | "unexpected_messages" | "provision_unreachable" | "microphone_lost" | "microphone_denied";
   terminal: boolean;
   /** `provision_rejected`: the HTTP status. */
   status?: number;
