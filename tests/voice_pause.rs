@@ -321,3 +321,17 @@ fn voice_that_came_in_a_burst_still_pauses_or_cuts_by_what_it_lasted() {
     core.on_voice(false, Millis(2150), 150);
     assert_eq!(paused(&drain(&mut core)), None);
 }
+
+#[test]
+fn recognizers_spellings_of_a_backchannel_resume_too() {
+    for heard in ["Yea.", "OK", "yep", "Mhm."] {
+        let mut core = speaking();
+        core.on_speech_start(Millis(2000));
+        drain(&mut core);
+        core.on_partial(heard, Millis(2100));
+        core.on_final(heard, Millis(2300));
+        let actions = drain(&mut core);
+        assert!(resumed(&actions), "{heard}: {actions:?}");
+        assert_eq!(cut(&actions), None, "{heard}");
+    }
+}

@@ -383,7 +383,7 @@ export interface VoiceSessionOptions {
   /**
    * Words that never cut the agent while it speaks; a final of them alone starts no turn and is
    * reported as a `backchannel` event. Default: "uh huh", "mm hmm", "yeah", "yes", "okay",
-   * "right", "sure", "got it"; `[]` turns it off.
+   * "right", "sure", "got it", "ok", "yea", "yep", "yup", "mhm"; `[]` turns it off.
    */
   backchannels?: string[];
   onStateChange?(state: VoiceSessionState): void;

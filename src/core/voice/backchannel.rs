@@ -3,9 +3,11 @@
 
 use crate::core::turn::preemptive::normalise;
 
-/// The default list: English.
-pub const DEFAULT_BACKCHANNELS: [&str; 8] = [
-    "uh huh", "mm hmm", "yeah", "yes", "okay", "right", "sure", "got it",
+/// The default list: English, with the spellings recognizers write for the same sounds ("ok",
+/// "yea", "mhm": measured in the room, a recognizer's "yea" for a spoken "okay" cut the agent).
+pub const DEFAULT_BACKCHANNELS: [&str; 13] = [
+    "uh huh", "mm hmm", "yeah", "yes", "okay", "right", "sure", "got it", "ok", "yea", "yep",
+    "yup", "mhm",
 ];
 
 /// The phrases, as normalised words.
