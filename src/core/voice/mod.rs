@@ -45,7 +45,6 @@ pub use turn::SpeakingTurn;
 
 use cut::Fate;
 use latency::TurnLatency;
-use pause::Pause;
 use tts::RecoveryAudio;
 use turn::Sentence;
 
@@ -74,8 +73,9 @@ pub struct VoiceCore {
     voice_heard: bool,
     voice_started_at: Option<Millis>,
     voice_ended_at: Option<Millis>,
-    /// The agent paused for the user's voice, until it is cut or resumes (V7).
-    pause: Option<Pause>,
+    /// When the agent paused the current turn for the user's voice, until the turn is cut or
+    /// resumes, or ends (V7).
+    paused_at: Option<Millis>,
 }
 
 impl VoiceCore {
@@ -98,7 +98,7 @@ impl VoiceCore {
             voice_heard: false,
             voice_started_at: None,
             voice_ended_at: None,
-            pause: None,
+            paused_at: None,
         }
     }
 
@@ -216,7 +216,7 @@ impl VoiceCore {
         let backchannel = self.state == VoiceState::Speaking && self.config.backchannels.only(text);
         // Paused, any word that is not a backchannel confirms the cut (V7); else a partial long
         // enough, outside the echo guard, cuts by itself (V4).
-        let confirms = if self.pause.is_some() {
+        let confirms = if self.is_paused() {
             words
         } else {
             let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
@@ -364,7 +364,7 @@ impl VoiceCore {
         let Some(mut turn) = self.turn.take() else {
             return;
         };
-        let was_paused = self.pause.take().is_some();
+        let was_paused = self.paused_at.take().is_some();
         self.report_latency(&mut turn);
         self.playback_started_at = None;
         let never_started = self.drop_queued_work(&turn.turn_id);

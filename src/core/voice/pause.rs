@@ -30,36 +30,34 @@ impl PauseCause {
     }
 }
 
-/// A pause of the current turn, until it is cut or resumed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Pause {
-    turn_id: String,
-    at: Millis,
-}
-
 impl VoiceCore {
     /// Whether the agent is paused, waiting for the user's words to confirm or not.
     #[must_use]
     pub fn is_paused(&self) -> bool {
-        self.pause.is_some()
+        self.paused_at.is_some()
+    }
+
+    /// A turn thinks or speaks: what a pause may hold.
+    fn may_pause(&self) -> bool {
+        matches!(self.state, VoiceState::Thinking | VoiceState::Speaking)
     }
 
     /// When the pause logic must act next: the pause after `min_speech_ms` of voice, the cut
     /// after `confirm_ms` of it, or the resume `false_interruption_ms` after it ended.
     pub(super) fn pause_deadline(&self) -> Option<Millis> {
-        if !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking) {
+        if !self.may_pause() {
             return None;
         }
         let config = &self.config;
-        match (&self.pause, self.voice_heard, self.voice_started_at) {
+        match (self.paused_at, self.voice_heard, self.voice_started_at) {
             (None, true, Some(start)) if config.min_speech_ms > 0 => {
                 Some(start.after(config.min_speech_ms))
             }
             (Some(_), true, Some(start)) => Some(start.after(config.confirm_ms)),
-            (Some(pause), false, _) => {
+            (Some(paused_at), false, _) => {
                 let quiet_since = self
                     .voice_ended_at
-                    .map_or(pause.at, |end| end.max(pause.at));
+                    .map_or(paused_at, |end| end.max(paused_at));
                 Some(quiet_since.after(config.false_interruption_ms))
             }
             _ => None,
@@ -70,7 +68,7 @@ impl VoiceCore {
         if self.pause_deadline().map_or(true, |due| now < due) {
             return;
         }
-        match (self.pause.is_some(), self.voice_heard) {
+        match (self.is_paused(), self.voice_heard) {
             (false, true) => self.pause_for(PauseCause::Voice, now),
             (true, true) => self.barge_in_and_listen(BargeInCause::Voice, now),
             (true, false) => self.resume(now),
@@ -81,32 +79,27 @@ impl VoiceCore {
     /// A voice that lasted `lasted_ms` ended at `at`: the pause, or the cut, it earned if its
     /// timer has not fired yet.
     pub(super) fn on_voice_ended(&mut self, lasted_ms: u64, at: Millis) {
-        if !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking) {
+        if !self.may_pause() {
             return;
         }
         let (min_speech_ms, confirm_ms) = (self.config.min_speech_ms, self.config.confirm_ms);
-        if self.pause.is_none() && min_speech_ms > 0 && lasted_ms >= min_speech_ms {
+        if !self.is_paused() && min_speech_ms > 0 && lasted_ms >= min_speech_ms {
             self.pause_for(PauseCause::Voice, at);
         }
-        if self.pause.is_some() && lasted_ms >= confirm_ms {
+        if self.is_paused() && lasted_ms >= confirm_ms {
             self.barge_in_and_listen(BargeInCause::Voice, at);
         }
     }
 
     /// Pauses the current turn (nothing when none thinks or speaks, or already paused).
     pub(super) fn pause_for(&mut self, cause: PauseCause, now: Millis) {
-        if self.pause.is_some()
-            || !matches!(self.state, VoiceState::Thinking | VoiceState::Speaking)
-        {
+        if self.is_paused() || !self.may_pause() {
             return;
         }
         let Some(turn_id) = self.current_turn().map(str::to_owned) else {
             return;
         };
-        self.pause = Some(Pause {
-            turn_id: turn_id.clone(),
-            at: now,
-        });
+        self.paused_at = Some(now);
         self.push(VoiceAction::PausePlayback {
             turn_id: turn_id.clone(),
         });
@@ -115,15 +108,19 @@ impl VoiceCore {
 
     /// The pause was a false alarm: the agent goes on where it stopped.
     pub(super) fn resume(&mut self, now: Millis) {
-        let Some(pause) = self.pause.take() else {
+        // A pause ends with its turn (`end_turn`, `check_done`): the current turn is the paused one.
+        let (Some(paused_at), Some(turn_id)) =
+            (self.paused_at, self.current_turn().map(str::to_owned))
+        else {
             return;
         };
-        let paused_ms = now.0.saturating_sub(pause.at.0);
+        self.paused_at = None;
+        let paused_ms = now.0.saturating_sub(paused_at.0);
         self.push(VoiceAction::ResumePlayback {
-            turn_id: pause.turn_id.clone(),
+            turn_id: turn_id.clone(),
         });
         self.push(VoiceAction::Event(VoiceEvent::Resumed {
-            turn_id: pause.turn_id,
+            turn_id,
             paused_ms,
         }));
     }

@@ -314,7 +314,7 @@ impl VoiceCore {
         if done && !self.state.is_terminal() {
             if let Some(mut turn) = self.turn.take() {
                 self.report_latency(&mut turn);
-                if self.pause.take().is_some() {
+                if self.paused_at.take().is_some() {
                     // A turn that ended with nothing to play while paused: the player runs again.
                     self.push(VoiceAction::ResumePlayback {
                         turn_id: turn.turn_id.clone(),
