@@ -99,6 +99,18 @@ async function withAudio(body) {
   }
 }
 
+/** Records every stream `getUserMedia` gives (the real one's); `original` is the real function. */
+function recordUserMedia() {
+  const streams = [];
+  const original = navigator.mediaDevices.getUserMedia;
+  navigator.mediaDevices.getUserMedia = async function (constraints) {
+    const stream = await original.call(this, constraints);
+    streams.push(stream);
+    return stream;
+  };
+  return { streams, original, restore: () => (navigator.mediaDevices.getUserMedia = original) };
+}
+
 /** `onEvent`, `onSpeech` and `onHeard` recorded; `controller.onEvent` marks the events it saw first. */
 function observer() {
   const log = { events: [], speech: [], heard: [], controllerFirst: 0 };
@@ -927,13 +939,7 @@ const scenarios = {
   // goes on. A stream without a live audio track is a TypeError before anything starts.
   async aLostMicrophoneIsOpenedAgainAndTheSessionGoesOn({ devstack, make }) {
     return withAudio(async (context) => {
-      const streams = [];
-      const original = navigator.mediaDevices.getUserMedia;
-      navigator.mediaDevices.getUserMedia = async function (constraints) {
-        const stream = await original.call(this, constraints);
-        streams.push(stream);
-        return stream;
-      };
+      const { streams, original, restore } = recordUserMedia();
       try {
         const app = backend(devstack);
         const events = recorder();
@@ -967,20 +973,14 @@ const scenarios = {
         session.free();
         return { gapMs: restored.gapMs };
       } finally {
-        navigator.mediaDevices.getUserMedia = original;
+        restore();
       }
     });
   },
 
   async stopTwiceEndsTheMicrophoneAndNothingReconnects({ devstack, make }) {
     return withAudio(async (context) => {
-      const streams = [];
-      const original = navigator.mediaDevices.getUserMedia;
-      navigator.mediaDevices.getUserMedia = async function (constraints) {
-        const stream = await original.call(this, constraints);
-        streams.push(stream);
-        return stream;
-      };
+      const { streams, restore } = recordUserMedia();
       try {
         const app = backend(devstack);
         const events = recorder();
@@ -1006,7 +1006,7 @@ const scenarios = {
         session.free();
         assertEq(session.state, "stopped", "stopped after dispose");
       } finally {
-        navigator.mediaDevices.getUserMedia = original;
+        restore();
       }
     });
   },
