@@ -15,14 +15,24 @@ fn drain(core: &mut VoiceCore) -> Vec<VoiceAction> {
     std::iter::from_fn(|| core.poll_action()).collect()
 }
 
-/// A core speaking turn-1's answer since 1000 ms, with the defaults (200 / 800 / 1500 ms).
-fn speaking() -> VoiceCore {
-    let mut core = VoiceCore::new(VoiceConfig {
-        echo_guard_ms: 500,
-        ..VoiceConfig::new(RECOVERY)
-    });
+/// A core thinking about turn-1 since 0 ms (its actions not drained).
+fn thinking(config: VoiceConfig) -> VoiceCore {
+    let mut core = VoiceCore::new(config);
     core.start();
     core.on_final("tell me about the weather", Millis(0));
+    core
+}
+
+/// A core speaking turn-1's answer since 1000 ms, with the defaults (200 / 800 / 1500 ms).
+fn speaking() -> VoiceCore {
+    speaking_with(VoiceConfig {
+        echo_guard_ms: 500,
+        ..VoiceConfig::new(RECOVERY)
+    })
+}
+
+fn speaking_with(config: VoiceConfig) -> VoiceCore {
+    let mut core = thinking(config);
     core.on_sentence("turn-1", "It is sunny all day.", Millis(10));
     core.on_playback_started("turn-1", Millis(1000));
     drain(&mut core);
@@ -184,9 +194,7 @@ fn a_final_cuts_a_pause_and_starts_the_next_turn() {
 
 #[test]
 fn a_thinking_turn_pauses_too_and_goes_on() {
-    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
-    core.start();
-    core.on_final("tell me about the weather", Millis(0));
+    let mut core = thinking(VoiceConfig::new(RECOVERY));
     drain(&mut core);
     assert_eq!(core.state(), VoiceState::Thinking);
     core.on_voice(true, Millis(100), 0);
@@ -223,15 +231,11 @@ fn voice_across_the_final_counts_for_the_new_turn_from_its_start() {
 
 #[test]
 fn min_speech_ms_zero_turns_pausing_by_voice_off_and_interrupt_still_cuts() {
-    let mut core = VoiceCore::new(VoiceConfig {
+    let mut core = speaking_with(VoiceConfig {
         min_speech_ms: 0,
         ..VoiceConfig::new(RECOVERY)
     });
-    core.start();
-    core.on_final("hello", Millis(0));
-    core.on_sentence("turn-1", "Hi there.", Millis(10));
-    core.on_playback_started("turn-1", Millis(100));
-    core.on_voice(true, Millis(200), 0);
+    core.on_voice(true, Millis(1200), 0);
     run_until(&mut core, 5000);
     assert_eq!(paused(&drain(&mut core)), None);
     core.interrupt(Millis(5000));
@@ -240,9 +244,7 @@ fn min_speech_ms_zero_turns_pausing_by_voice_off_and_interrupt_still_cuts() {
 
 #[test]
 fn a_turn_that_ends_with_a_skipped_sentence_keeps_only_what_was_spoken() {
-    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
-    core.start();
-    core.on_final("hello", Millis(0));
+    let mut core = thinking(VoiceConfig::new(RECOVERY));
     core.on_sentence("turn-1", "First.", Millis(10));
     core.on_sentence("turn-1", "Second.", Millis(11));
     core.on_sentence("turn-1", "Third.", Millis(12));
@@ -280,9 +282,7 @@ fn a_turn_that_ends_with_a_skipped_sentence_keeps_only_what_was_spoken() {
 
 #[test]
 fn a_paused_turn_cut_before_any_audio_lets_the_player_run_again() {
-    let mut core = VoiceCore::new(VoiceConfig::new(RECOVERY));
-    core.start();
-    core.on_final("tell me about the weather", Millis(0));
+    let mut core = thinking(VoiceConfig::new(RECOVERY));
     core.on_speech_start(Millis(100));
     drain(&mut core);
     assert!(core.is_paused());
