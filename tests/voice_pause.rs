@@ -300,25 +300,26 @@ fn a_paused_turn_cut_before_any_audio_lets_the_player_run_again() {
 
 #[test]
 fn voice_that_came_in_a_burst_still_pauses_or_cuts_by_what_it_lasted() {
-    // The detector reports start and end together (audio faster than real time): the timers
-    // never saw the voice, its length still counts.
+    // Audio faster than real time (a burst after a stall): the detector reports start and end
+    // within the same millisecond, before any timer saw the voice. What it lasted in the audio
+    // (its third argument) still counts.
     let mut core = speaking();
-    core.on_voice(true, Millis(2000), 0);
-    core.on_voice(false, Millis(2250), 250);
+    core.on_voice(true, Millis(2000), 10_000);
+    core.on_voice(false, Millis(2000), 10_250);
     let actions = drain(&mut core);
     assert_eq!(paused(&actions), Some(PauseCause::Voice));
-    run_until(&mut core, 3749);
+    run_until(&mut core, 3499);
     assert!(!resumed(&drain(&mut core)));
-    run_until(&mut core, 3750);
+    run_until(&mut core, 3500);
     assert!(resumed(&drain(&mut core)), "1500 ms after the voice ended");
     // 900 ms of voice in a burst: a pause and its cut.
-    core.on_voice(true, Millis(4000), 0);
-    core.on_voice(false, Millis(4900), 900);
+    core.on_voice(true, Millis(4000), 20_000);
+    core.on_voice(false, Millis(4001), 20_900);
     assert_eq!(cut(&drain(&mut core)), Some(BargeInCause::Voice));
     // 150 ms: nothing.
     let mut core = speaking();
-    core.on_voice(true, Millis(2000), 0);
-    core.on_voice(false, Millis(2150), 150);
+    core.on_voice(true, Millis(2000), 10_000);
+    core.on_voice(false, Millis(2000), 10_150);
     assert_eq!(paused(&drain(&mut core)), None);
 }
 

@@ -835,6 +835,8 @@ const scenarios = {
         session.sendAudio(pcm);
       }
       await until(() => context.state === "suspended", 3000, "the pause");
+      // The detector paused it, on what the burst lasted in audio, before the provider said a thing.
+      assertEq(seen.log.events.find((e) => e.type === "paused")?.cause, "voice", "paused by the voice detector");
       const pausedAt = context.currentTime;
       await sleep(100);
       assertEq(context.currentTime, pausedAt, "paused, the audio clock stands still");

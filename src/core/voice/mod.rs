@@ -45,6 +45,7 @@ pub use turn::SpeakingTurn;
 
 use cut::Fate;
 use latency::TurnLatency;
+use pause::VoiceStart;
 use tts::RecoveryAudio;
 use turn::Sentence;
 
@@ -71,7 +72,7 @@ pub struct VoiceCore {
     words_changed_at: Option<Millis>,
     /// The voice detector's word on the user: speaking now, and when their voice last ended.
     voice_heard: bool,
-    voice_started_at: Option<Millis>,
+    voice_started: Option<VoiceStart>,
     voice_ended_at: Option<Millis>,
     /// When the agent paused the current turn for the user's voice, until the turn is cut or
     /// resumes, or ends (V7).
@@ -96,7 +97,7 @@ impl VoiceCore {
             partial: String::new(),
             words_changed_at: None,
             voice_heard: false,
-            voice_started_at: None,
+            voice_started: None,
             voice_ended_at: None,
             paused_at: None,
         }
@@ -185,9 +186,9 @@ impl VoiceCore {
             (false, None) => words_end,
         };
         self.partial.clear();
-        if self.voice_heard {
+        if let Some(start) = self.voice_started.as_mut() {
             // Voice that goes on past the final counts for the new turn from now (V7).
-            self.voice_started_at = Some(now);
+            *start = start.moved_to(now);
         }
         turn.latency = Some(Box::new(TurnLatency::new(&turn_id, speech_end_at, now)));
         self.turn = Some(turn);
@@ -233,13 +234,13 @@ impl VoiceCore {
     pub fn on_voice(&mut self, speaking: bool, at: Millis, audio_ms: u64) {
         self.voice_heard = speaking;
         if speaking {
-            self.voice_started_at = Some(at);
+            self.voice_started = Some(VoiceStart { at, audio_ms });
         } else {
-            let started = self.voice_started_at.take();
+            let started = self.voice_started.take();
             self.voice_ended_at = Some(at);
             // Audio that came in faster than real time (a burst after a stall) may end a voice
-            // before its timers fired: what it lasted still counts (V7).
-            if let Some(lasted) = started.map(|start| at.0.saturating_sub(start.0)) {
+            // before its timers fired: what it lasted, in audio, still counts (V7).
+            if let Some(lasted) = started.map(|start| audio_ms.saturating_sub(start.audio_ms)) {
                 self.on_voice_ended(lasted, at);
             }
         }

@@ -30,6 +30,26 @@ impl PauseCause {
     }
 }
 
+/// Where the user's voice began: on the session's clock, for the timers, and in the captured
+/// audio, for what it lasted (the two part when audio comes faster than real time).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct VoiceStart {
+    pub(super) at: Millis,
+    pub(super) audio_ms: u64,
+}
+
+impl VoiceStart {
+    /// The same voice, counted from `now` on: the audio is taken to have gone on in real time.
+    pub(super) fn moved_to(self, now: Millis) -> Self {
+        VoiceStart {
+            at: now,
+            audio_ms: self
+                .audio_ms
+                .saturating_add(now.0.saturating_sub(self.at.0)),
+        }
+    }
+}
+
 impl VoiceCore {
     /// Whether the agent is paused, waiting for the user's words to confirm or not.
     #[must_use]
@@ -49,7 +69,8 @@ impl VoiceCore {
             return None;
         }
         let config = &self.config;
-        match (self.paused_at, self.voice_heard, self.voice_started_at) {
+        let voice_started_at = self.voice_started.map(|start| start.at);
+        match (self.paused_at, self.voice_heard, voice_started_at) {
             (None, true, Some(start)) if config.min_speech_ms > 0 => {
                 Some(start.after(config.min_speech_ms))
             }
