@@ -70,8 +70,8 @@ pub struct VoiceCore {
     /// The latest partial transcript and when its text last changed: the user's last words.
     partial: String,
     words_changed_at: Option<Millis>,
-    /// The voice detector's word on the user: speaking now, and when their voice last ended.
-    voice_heard: bool,
+    /// The voice detector's word on the user: the voice going on now (`None`: silence), and
+    /// when their voice last ended.
     voice_started: Option<VoiceStart>,
     voice_ended_at: Option<Millis>,
     /// When the agent paused the current turn for the user's voice, until the turn is cut or
@@ -96,7 +96,6 @@ impl VoiceCore {
             actions: VecDeque::new(),
             partial: String::new(),
             words_changed_at: None,
-            voice_heard: false,
             voice_started: None,
             voice_ended_at: None,
             paused_at: None,
@@ -180,7 +179,7 @@ impl VoiceCore {
         // The end of the user's speech: the voice detector's, where it hears silence now;
         // else the last change of the words.
         let words_end = self.words_changed_at.take();
-        let speech_end_at = match (self.voice_heard, self.voice_ended_at.take()) {
+        let speech_end_at = match (self.voice_heard(), self.voice_ended_at.take()) {
             (false, Some(ended)) => Some(ended),
             (true, _) => None,
             (false, None) => words_end,
@@ -232,7 +231,6 @@ impl VoiceCore {
     /// session's clock) and `audio_ms` into the captured audio. Reported as an event; its silence
     /// is the end of the user's speech in the turn's latency record.
     pub fn on_voice(&mut self, speaking: bool, at: Millis, audio_ms: u64) {
-        self.voice_heard = speaking;
         if speaking {
             self.voice_started = Some(VoiceStart { at, audio_ms });
         } else {

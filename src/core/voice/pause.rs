@@ -57,6 +57,11 @@ impl VoiceCore {
         self.paused_at.is_some()
     }
 
+    /// The voice detector hears the user now.
+    pub(super) fn voice_heard(&self) -> bool {
+        self.voice_started.is_some()
+    }
+
     /// A turn thinks or speaks: what a pause may hold.
     fn may_pause(&self) -> bool {
         matches!(self.state, VoiceState::Thinking | VoiceState::Speaking)
@@ -70,12 +75,12 @@ impl VoiceCore {
         }
         let config = &self.config;
         let voice_started_at = self.voice_started.map(|start| start.at);
-        match (self.paused_at, self.voice_heard, voice_started_at) {
-            (None, true, Some(start)) if config.min_speech_ms > 0 => {
+        match (self.paused_at, voice_started_at) {
+            (None, Some(start)) if config.min_speech_ms > 0 => {
                 Some(start.after(config.min_speech_ms))
             }
-            (Some(_), true, Some(start)) => Some(start.after(config.confirm_ms)),
-            (Some(paused_at), false, _) => {
+            (Some(_), Some(start)) => Some(start.after(config.confirm_ms)),
+            (Some(paused_at), None) => {
                 let quiet_since = self
                     .voice_ended_at
                     .map_or(paused_at, |end| end.max(paused_at));
@@ -89,7 +94,7 @@ impl VoiceCore {
         if self.pause_deadline().map_or(true, |due| now < due) {
             return;
         }
-        match (self.is_paused(), self.voice_heard) {
+        match (self.is_paused(), self.voice_heard()) {
             (false, true) => self.pause_for(PauseCause::Voice, now),
             (true, true) => self.barge_in_and_listen(BargeInCause::Voice, now),
             (true, false) => self.resume(now),
