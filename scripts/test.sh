@@ -89,7 +89,7 @@ step "end to end: Node and Chromium"
 node --test tests/docs/ tests/e2e/ www/
 
 step "chaos: a short fixed-seed soak of one VoiceSession at a time, each new one on the next protocol (npm run chaos -- --minutes M --seed S [--protocol NAME] for long runs)"
-node tests/chaos/run.mjs --minutes 1 --seed 7 --protocol rotate
+node tests/chaos/run.mjs --minutes 1 --seed 7 --protocol rotate --lifecycle
 
 step "room: real audio (PulseAudio, Chromium, espeak-ng, pocketsphinx), three rounds (npm run room -- --rounds N … for figures)"
 node --test tests/room/

@@ -40,6 +40,7 @@ scenarios! {
     close_4403_loop_provisions_three_times_then_fails => "close4403LoopProvisionsThreeTimesThenFails",
     drop_1006_backs_off_with_growing_gaps_to_the_same_session => "drop1006BacksOffWithGrowingGapsToTheSameSession",
     frames_across_a_drop_all_reach_the_server_in_order => "framesAcrossADropAllReachTheServerInOrder",
+    a_page_in_the_back_forward_cache_closes_its_socket_and_reconnects_when_shown => "aPageInTheBackForwardCacheClosesItsSocketAndReconnectsWhenShown",
     a_half_open_socket_is_closed_after_ack_timeout_ms_and_its_unacknowledged_audio_goes_out_again => "aHalfOpenSocketIsClosedAfterAckTimeoutMsAndItsUnacknowledgedAudioGoesOutAgain",
     buffered_audio_survives_sockets_that_die_at_once => "bufferedAudioSurvivesSocketsThatDieAtOnce",
     overflow_drops_the_oldest_and_reports_it => "overflowDropsTheOldestAndReportsIt",

@@ -105,3 +105,57 @@ fn stop_while_waiting_offline_ends_the_transcriber() {
         "a stopped transcriber stays stopped"
     );
 }
+
+#[test]
+fn a_page_in_the_back_forward_cache_closes_its_socket_and_reconnects_when_shown() {
+    let mut drive = Drive::opened(config(), URL);
+    drive.audio(1);
+    drive.t.park(drive.now);
+    let parked = drive.take();
+    assert!(parked.contains(&Action::Close), "{parked:?}");
+    assert_eq!(drive.t.state(), State::Backoff);
+    // Cached for a minute: nothing connects, nothing is provisioned, no timer spins.
+    let waited = drive.advance(60_000);
+    assert!(
+        !waited
+            .iter()
+            .any(|a| matches!(a, Action::Connect(_) | Action::Provision)),
+        "{waited:?}"
+    );
+    assert_eq!(drive.t.poll_timeout(), None);
+    // Shown again, offline: still nothing until the network is back.
+    drive.t.set_online(false, drive.now);
+    drive.t.unpark(drive.now);
+    assert!(drive.take().is_empty());
+    let at = drive.now;
+    drive.t.set_online(true, at);
+    assert!(drive.take().contains(&Action::Connect(URL.into())));
+    assert_eq!(drive.connects().last(), Some(&(at, URL.to_owned())));
+    drive.open();
+    drive.advance(100);
+    let after: Vec<Action> = drive
+        .log
+        .iter()
+        .filter(|(t, _)| *t >= at)
+        .map(|(_, action)| action.clone())
+        .collect();
+    assert_eq!(sent(&after), [1], "what was unconfirmed went out again");
+    assert_eq!(drive.t.stats().provisions, 1, "no provision() for the stay");
+    assert_eq!(drive.t.stats().connections, 2);
+}
+
+#[test]
+fn parked_while_provisioning_provisions_again_when_shown() {
+    let mut drive = Drive::new(config());
+    let started = drive.start();
+    assert!(started.contains(&Action::Provision));
+    drive.t.park(drive.now);
+    assert!(drive.take().contains(&Action::CancelProvision));
+    drive.advance(30_000);
+    assert_eq!(drive.count(&Action::Provision), 1);
+    drive.t.unpark(drive.now);
+    assert!(drive.take().contains(&Action::Provision));
+    // Parking a stopped transcriber, or unparking one that was never parked, does nothing.
+    drive.t.unpark(drive.now);
+    assert!(drive.take().is_empty());
+}

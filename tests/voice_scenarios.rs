@@ -410,3 +410,54 @@ fn a_session_id_names_every_turn_so_two_sessions_never_share_a_turn_id() {
     assert_eq!(turn_ids("a1"), ["a1:turn-1", "a1:turn-2"]);
     assert_eq!(turn_ids("b2"), ["b2:turn-1", "b2:turn-2"]);
 }
+
+#[test]
+fn a_closed_output_cuts_the_turn_with_what_played_and_the_next_one_speaks() {
+    use turnguard::core::voice::{BargeInCause, VoiceEvent};
+    let mut core = core();
+    core.on_final("tell me", t(0));
+    core.on_sentence("turn-1", "It is sunny today.", t(1));
+    core.on_sentence("turn-1", "Take one two three four.", t(1));
+    core.on_accepted("turn-1", t(1));
+    core.on_synthesized(1, true, t(2));
+    core.on_synthesized(2, true, t(3));
+    core.on_playback_started("turn-1", t(4));
+    drain(&mut core);
+
+    core.on_output_closed(t(1500));
+    let actions = drain(&mut core);
+    assert!(actions.contains(&VoiceAction::Event(VoiceEvent::BargeIn {
+        turn_id: "turn-1".into(),
+        cause: BargeInCause::OutputClosed,
+    })));
+    assert!(actions.contains(&VoiceAction::StopPlayback {
+        turn_id: "turn-1".into()
+    }));
+    assert_eq!(states(&actions), [VoiceState::Listening]);
+    let chunk = |seq, duration_ms, played_ms| ChunkHeard {
+        seq,
+        duration_ms,
+        played_ms,
+    };
+    core.on_playback_stopped(
+        "turn-1",
+        &[(1, chunk(0, 1000.0, 1000.0)), (2, chunk(1, 1000.0, 450.0))],
+    );
+    assert_eq!(
+        drain(&mut core),
+        [VoiceAction::SetHeard {
+            turn_id: "turn-1".into(),
+            text: "It is sunny today. Take one".into()
+        }]
+    );
+
+    // Nothing current: nothing to cut, and the next final is a turn like any other.
+    core.on_output_closed(t(1600));
+    assert!(drain(&mut core).is_empty());
+    core.on_final("are you there", t(1700));
+    let actions = drain(&mut core);
+    assert!(actions.contains(&VoiceAction::StartTurn {
+        turn_id: "turn-2".into(),
+        input: "are you there".into()
+    }));
+}

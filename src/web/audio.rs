@@ -52,6 +52,11 @@ pub(crate) enum PlayerEvent {
     },
     /// Audio waits on a context the browser keeps suspended: `resume()` from a user gesture.
     NeedsGesture,
+    /// A whole buffer about to play has this level (RMS, dBFS).
+    Level(f64),
+    /// The context was closed under the engine (not by its own drop): nothing plays on it any
+    /// more. Reported once.
+    Closed,
 }
 
 pub(crate) type Sink = Box<dyn Fn(PlayerEvent)>;
@@ -73,6 +78,7 @@ pub(crate) struct AudioOut {
     /// Readers of streams still arriving, by chunk: a stop cancels them.
     pub(crate) readers: RefCell<IdMap<web_sys::ReadableStreamDefaultReader>>,
     needs_gesture_reported: Cell<bool>,
+    closed_reported: Cell<bool>,
     /// Paused for the user's voice (V7): the context is suspended by us, not by the browser,
     /// and its clock stands where the pause began.
     paused: Cell<bool>,
@@ -111,6 +117,7 @@ impl AudioOut {
                 buffers: RefCell::new(IdMap::default()),
                 readers: RefCell::new(IdMap::default()),
                 needs_gesture_reported: Cell::new(false),
+                closed_reported: Cell::new(false),
                 paused: Cell::new(false),
                 auto_resume_pending: Cell::new(false),
                 on_state_change: Closure::new(move || {
@@ -151,9 +158,11 @@ impl AudioOut {
     /// `"idle" | "playing" | "suspended"`.
     pub(crate) fn state(&self) -> &'static str {
         match self.context.state() {
-            AudioContextState::Suspended => "suspended",
             AudioContextState::Running if self.schedule.borrow().is_busy() => "playing",
-            _ => "idle",
+            AudioContextState::Running | AudioContextState::Closed => "idle",
+            // "suspended", and Safari's "interrupted" (a call, a locked screen), which web-sys
+            // does not name: the clock stands still either way.
+            _ => "suspended",
         }
     }
 
@@ -162,6 +171,7 @@ impl AudioOut {
     pub(crate) fn enqueue_buffer(&self, turn_id: &str, buffer: AudioBuffer) -> Option<u64> {
         let seq = self.schedule.borrow_mut().enqueue(turn_id)?;
         self.schedule.borrow_mut().decoded(seq, buffer.duration());
+        self.report_level(&buffer);
         self.buffers
             .borrow_mut()
             .insert(seq, VecDeque::from([buffer]));
@@ -197,6 +207,7 @@ impl AudioOut {
                 Ok(buffer) => {
                     let kept = engine.schedule.borrow_mut().decoded(seq, buffer.duration());
                     if kept {
+                        engine.report_level(&buffer);
                         engine
                             .buffers
                             .borrow_mut()
@@ -212,6 +223,20 @@ impl AudioOut {
             }
         });
         (Some(seq), done)
+    }
+
+    /// The level of a whole buffer about to play (RMS of its first channel, dBFS), for the
+    /// echo's return loss (V8).
+    fn report_level(&self, buffer: &AudioBuffer) {
+        let Ok(samples) = buffer.get_channel_data(0) else {
+            return;
+        };
+        if samples.is_empty() {
+            return;
+        }
+        let mean_square =
+            samples.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>() / samples.len() as f64;
+        (self.sink)(PlayerEvent::Level(10.0 * mean_square.max(1e-12).log10()));
     }
 
     pub(crate) fn chunk_failed(&self, seq: u64) {
@@ -437,8 +462,15 @@ impl AudioOut {
     }
 
     fn on_state_change(&self) {
-        if self.context.state() == AudioContextState::Running {
-            self.needs_gesture_reported.set(false);
+        match self.context.state() {
+            AudioContextState::Running => self.needs_gesture_reported.set(false),
+            AudioContextState::Closed => {
+                if !self.closed_reported.replace(true) {
+                    (self.sink)(PlayerEvent::Closed);
+                }
+                return;
+            }
+            _ => {}
         }
         self.flush();
     }

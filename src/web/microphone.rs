@@ -185,6 +185,22 @@ async fn capture(
     Ok(capture)
 }
 
+impl Capture {
+    /// What the browser says of the capture's echo canceller (`getSettings().echoCancellation`
+    /// of its first audio track); `None` where it says nothing.
+    pub(crate) fn echo_cancellation(&self) -> Option<bool> {
+        let track = audio_tracks(&self.media).into_iter().next()?;
+        let get_settings = Reflect::get(&track, &JsValue::from_str("getSettings")).ok()?;
+        let settings = get_settings
+            .dyn_ref::<js_sys::Function>()?
+            .call0(&track)
+            .ok()?;
+        Reflect::get(&settings, &JsValue::from_str("echoCancellation"))
+            .ok()?
+            .as_bool()
+    }
+}
+
 fn audio_tracks(media: &MediaStream) -> Vec<MediaStreamTrack> {
     media
         .get_audio_tracks()

@@ -57,7 +57,8 @@ struct Shared {
     ladder: LadderIo,
     /// `provision()`, the socket, the microphone (`LiveTranscriber`'s I/O); `None`: typed input.
     stt: Option<TranscriberIo>,
-    engine: Rc<AudioOut>,
+    /// The speech engine; a new one when its context was closed under it.
+    engine: RefCell<Rc<AudioOut>>,
     callbacks: SessionCallbacks,
     /// `onError` and `onEvent`, and the one rule for a callback that throws.
     app: AppCallbacks,
@@ -135,7 +136,7 @@ impl VoiceSession {
                 driver,
                 ladder: LadderIo::new(routes, answer_read_chars, host),
                 stt: stt_io,
-                engine,
+                engine: RefCell::new(engine),
                 callbacks,
                 app,
                 speech: RefCell::new(SpeechIo::default()),
@@ -286,7 +287,7 @@ impl VoiceSession {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn resume(&self) -> Promise {
         match self.shared() {
-            Some(shared) => shared.engine.resume(),
+            Some(shared) => shared.engine().resume(),
             None => Promise::reject(&freed()),
         }
     }

@@ -128,7 +128,7 @@ function observer() {
   };
 }
 
-const SESSION_EVENTS = new Set(["paused", "resumed", "turn_latency", "sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
+const SESSION_EVENTS = new Set(["output_closed", "paused", "resumed", "turn_latency", "sentence_queued", "tts_started", "tts_finished", "tts_failed", "playback_started", "playback_ended", "sentence_audio", "underrun", "barge_in", "transcriber_state", "transcriber_error", "provision_finished"]);
 
 /** Each event has `type` and `at` (epoch ms, in order) and holds none of `texts` (T14). */
 function checkEvents(events, texts) {
@@ -859,6 +859,120 @@ const scenarios = {
       await session.stop();
       session.free();
       return { pausedMs: resumed.pausedMs };
+    });
+  },
+
+  async aThrottledTimerHoldsNoDeadlineBackWhileAudioComes({ devstack, make }) {
+    return withAudio(async (context) => {
+      const app = backend(devstack);
+      const events = recorder();
+      const seen = [];
+      const session = make({
+        routes: [route(() => new Promise(() => {}))], recoveryText: RECOVERY, provision: app.provision,
+        synthesize: tts(devstack).synthesize, audioContext: context, controller: { turnDeadlineMs: 300 }, ...events,
+        onEvent: (event) => seen.push(`${event.type}:${event.turnId ?? ""}`),
+      });
+      await session.start({ microphone: false });
+      // From here every timer the page arms fires a minute late, as in a tab hidden for five
+      // minutes (Chrome's intensive throttling): the turn's deadline timer too, armed when
+      // utterance 1's final starts it. The capture goes on: a frame every 20 ms, as the worklet's
+      // messages come in a hidden tab. 25 of them make the mock's partial of the next utterance,
+      // which would cut the turn (its speech start paused it); the deadline, met on the frames, is
+      // due by the 15th.
+      const realSetTimeout = globalThis.setTimeout;
+      const realSleep = (ms) => new Promise((resolve) => realSetTimeout(resolve, ms));
+      globalThis.setTimeout = (handler, ms, ...rest) => realSetTimeout(handler, Math.max(ms ?? 0, 60_000), ...rest);
+      try {
+        speak(session, FRAMES_PER_UTTERANCE); // utterance 1: its route never answers
+        for (let i = 0; i < 500 && session.state !== "thinking"; i += 1) await realSleep(5);
+        for (let frame = 0; frame < 150 && events.log.turns.length === 0; frame += 1) {
+          session.sendAudio(new Int16Array(320));
+          await realSleep(20);
+        }
+      } finally {
+        globalThis.setTimeout = realSetTimeout;
+      }
+      const turn = seen.filter((step) => step.endsWith(":s:turn-1"));
+      assertEq(events.log.turns.map((record) => record.status), ["exhausted"], `the deadline ended the turn: ${turn}`);
+      assert(!turn.includes("barge_in:s:turn-1"), `ended on time, before the next words could cut it: ${turn}`);
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async aContextSuspendedUnderTheAnswerHoldsItAsksForAGestureAndGoesOnWhole({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const answer = "Sunny now. Then it rains for a while with wind from the west.";
+      const seen = observer();
+      let gestures = 0;
+      const session = make({
+        routes: [route(() => answer)], recoveryText: RECOVERY, synthesize: tts(devstack).synthesize,
+        audioContext: context, onNeedsGesture: () => (gestures += 1), ...seen,
+      });
+      await session.start({ microphone: false });
+      session.sendText("the weather?");
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const second = sources.starts[1];
+      await untilAudioTime(context, second.when + second.duration * 0.4);
+      await context.suspend(); // what the browser does for a call, a locked screen, another app
+      await until(() => gestures === 1, 3000, "onNeedsGesture");
+      const heldAt = context.currentTime;
+      await sleep(300);
+      assertEq([context.currentTime, session.state], [heldAt, "speaking"], "held where it was, still speaking");
+      assert(!seen.log.events.some((e) => e.type === "playback_ended"), "nothing ended while suspended");
+      await session.resume(); // the app's gesture
+      await until(() => seen.log.events.some((e) => e.type === "playback_ended"), 8000, "the answer's end");
+      const ended = seen.log.events.find((e) => e.type === "playback_ended");
+      const audioMs = sources.starts.reduce((sum, start) => sum + start.duration * 1000, 0);
+      assert(!ended.cut && Math.abs(ended.heardMs - audioMs) < 30, `the whole answer, once: ${JSON.stringify(ended)} of ${audioMs} ms`);
+      assertEq([sources.starts.length, sources.stops.length], [2, 0], "the same two buffers went on");
+      assertEq(session.history[1]?.content, answer, "the history holds the whole answer");
+      await session.stop();
+      session.free();
+    });
+  },
+
+  async aContextClosedUnderTheAnswerCutsItWithWhatPlayedAndTheNextTurnSpeaksInANewOne({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const answer = "Sunny now. Then it rains for a while with wind from the west.";
+      const seen = observer();
+      const session = make({
+        routes: [route((input) => (input === "the weather?" ? answer : "Still here."))], recoveryText: RECOVERY,
+        synthesize: tts(devstack).synthesize, audioContext: context, ...seen,
+      });
+      await session.start({ microphone: false });
+      session.sendText("the weather?");
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const [first, second] = sources.starts;
+      await untilAudioTime(context, second.when + second.duration * 0.4);
+      await context.close(); // closed under the session: other code on the page, or the browser
+      await until(() => seen.log.events.some((e) => e.type === "output_closed"), 3000, "output_closed");
+      const log = seen.log.events;
+      assertEq(log.find((e) => e.type === "output_closed").replaced, true, "a new context of the session's own");
+      const cut = log.filter((e) => e.type === "barge_in");
+      assertEq(cut.map((e) => [e.turnId, e.cause]), [["s:turn-1", "output_closed"]], "cut, and not by the user");
+      const ended = log.filter((e) => e.type === "playback_ended" && e.turnId === "s:turn-1");
+      assertEq(ended.length, 1, "one playback_ended");
+      const firstMs = first.duration * 1000;
+      const secondMs = second.duration * 1000;
+      assert(ended[0].cut && ended[0].heardMs > firstMs + 0.3 * secondMs && ended[0].heardMs < firstMs + 0.7 * secondMs,
+        `heard: the first sentence and part of the second, on the closed clock: ${JSON.stringify(ended[0])} of ${firstMs} + ${secondMs} ms`);
+      const heard = session.history[1]?.content ?? "";
+      assert(heard.startsWith("Sunny now. Then") && heard.length < answer.length, `the history keeps the heard part: ${heard}`);
+      assertEq(seen.log.heard, [["s:turn-1", heard]], "onHeard says so");
+      assertEq(session.state, "listening", "listening for the next turn");
+      // The next turn speaks, whole, in the new context.
+      session.sendText("are you there?");
+      await until(() => log.some((e) => e.type === "playback_ended" && e.turnId === "s:turn-2"), 8000, "turn 2 played");
+      const fresh = sources.starts.slice(2);
+      assert(fresh.length === 1 && fresh[0].node.context !== context, "turn 2 played on another context");
+      const ended2 = log.find((e) => e.type === "playback_ended" && e.turnId === "s:turn-2");
+      assert(!ended2.cut && Math.abs(ended2.heardMs - fresh[0].duration * 1000) < 30, `turn 2 heard whole: ${JSON.stringify(ended2)}`);
+      assertEq(session.history[3]?.content, "Still here.", "turn 2's answer in the history");
+      checkEvents(log, ["sunny", "still here"]);
+      await session.stop();
+      session.free();
+      return { heardMs: ended[0].heardMs };
     });
   },
 

@@ -126,6 +126,37 @@ const scenarios = {
     return { connections: session.connections, resent };
   },
 
+  async aPageInTheBackForwardCacheClosesItsSocketAndReconnectsWhenShown({ devstack, make }) {
+    const app = backend(devstack, "echo_frames");
+    const events = recorder();
+    const transcriber = make({ provision: app.provision, policy: FAST, ...events });
+    await transcriber.start();
+    for (const n of range(1, 20)) transcriber.sendAudio(frame(n));
+    const id = app.sessions[0];
+    await until(async () => (await sessionStats(devstack, id)).binaryFrames >= 20, 3000, "20 frames at the server");
+    // A page unloaded for good (persisted: false) is not this case: nothing changes.
+    window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: false }));
+    await sleep(100);
+    assertEq(transcriber.state, "open", "a pagehide without persisted changes nothing");
+    // Into the back-forward cache: the socket closes cleanly, and nothing connects while cached.
+    window.dispatchEvent(new PageTransitionEvent("pagehide", { persisted: true }));
+    await until(async () => (await sessionStats(devstack, id)).closeCodes.length === 1, 3000, "the socket closed");
+    for (const n of range(21, 40)) transcriber.sendAudio(frame(n)); // audio while cached waits
+    await sleep(1500); // longer than FAST's backoff
+    assertEq([transcriber.state, (await sessionStats(devstack, id)).connections, app.calls.length], ["backoff", 1, 1], "nothing connects while cached");
+    // Shown again: at once, to the same session, and what waited goes out.
+    window.dispatchEvent(new PageTransitionEvent("pageshow", { persisted: true }));
+    await until(async () => (await sessionStats(devstack, id)).binaryFrames >= 40 && transcriber.state === "open", 3000, "40 frames at the server");
+    await transcriber.stop();
+    const session = await sessionStats(devstack, id);
+    assertEq(session.closeCodes[0], 1000, "closed cleanly for the cache");
+    assertEq(session.connections, 2, "one reconnect");
+    assertEq(session.frameNumbers.filter((n) => n > 20), range(21, 40), "the frames sent while cached, in order, once");
+    assertEq(app.calls.length, 1, "no new provision() for the stay");
+    assertEq(events.log.errors, [], "no errors");
+    transcriber.free();
+  },
+
   async aHalfOpenSocketIsClosedAfterAckTimeoutMsAndItsUnacknowledgedAudioGoesOutAgain({ devstack, make }) {
     // The first socket stays open over TCP but its server goes silent after 10 frames: no
     // acknowledgment, no close. Without the ack timeout frames 11–40 would never be transcribed.

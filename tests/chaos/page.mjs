@@ -21,6 +21,10 @@
 // mostly kept. Each route call's answer carries a tag of its own (`rq<n>`) in every sentence,
 // mapped to the call's requestId, so every synthesize call, onSpeech sentence and audio source is
 // traced back to the attempt that wrote it.
+//
+// With `lifecycle` on, what the browser does to a page comes too (issue 25): the network reported
+// down and up, the page into the back-forward cache and back, the session's AudioContext suspended
+// or closed under it, and timers held back as in a hidden tab.
 
 import init, { VoiceSession } from "/pkg/turnguard.js";
 
@@ -48,8 +52,13 @@ const ECHO_GUARD_SLACK_MS = 150;
 /** Stream tags are pcm16 values 1..STREAM_TAG_VALUES; the latest STREAM_TAGS_KEPT are traced. */
 const STREAM_TAG_VALUES = 30000;
 const STREAM_TAGS_KEPT = 512;
+const REOPEN_LIMIT_MS = 10_000; // a transcriber held offline or cached is open again this long after
+const OUTPUT_CLOSED_LIMIT_MS = 2000; // a context closed under a session is reported by then
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// The page's own timer, taken before a `throttle` fault wraps `setTimeout`: the soak's sleeps,
+// utterances and checks keep their time whatever the session's timers do.
+const realSetTimeout = window.setTimeout;
+const sleep = (ms) => new Promise((resolve) => realSetTimeout(resolve, ms));
 
 /** mulberry32: a small seeded PRNG, so a seed replays the same draws. */
 function prng(seed) {
@@ -69,7 +78,7 @@ const normal = (text) => words(text).join(" ");
 const answerTags = (text) => [...new Set(text.match(/\brq\d+\b/g) ?? [])];
 const isPreemptive = (requestId) => requestId.includes(":preemptive:");
 
-export async function runChaos({ devstack, minutes, seed, tts = "mixed", protocol = "rotate", protocols, echoGuardMs, minPartialChars, onProgress, onViolation }) {
+export async function runChaos({ devstack, minutes, seed, tts = "mixed", protocol = "rotate", protocols, echoGuardMs, minPartialChars, lifecycle = false, onProgress, onViolation }) {
   const wasm = await init();
   const random = prng(seed);
   const pick = (weighted) => {
@@ -98,6 +107,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     // (also by protocol: "started/kept/discarded").
     preemptive: { started: 0, kept: 0, discarded: 0, reasons: {}, byProtocol: {} },
     memory: {},
+    // Lifecycle faults injected, by kind (only with `lifecycle`).
+    ...(lifecycle && { lifecycle: {} }),
   };
   const fault = (kind) => (report.faults[kind] = (report.faults[kind] ?? 0) + 1);
   const preempted = (life, outcome) => {
@@ -134,11 +145,17 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
   ]) {
     report.violations[name] = 0;
   }
+  if (lifecycle) {
+    for (const name of ["output_closed reported, with a new context", "a cut by output_closed ends its playback", "transcriber open again within 10 s of online or pageshow"]) {
+      report.violations[name] = 0;
+    }
+  }
 
   window.addEventListener("error", (event) => violation("no page error or unhandled rejection", String(event.message)));
   window.addEventListener("unhandledrejection", (event) => violation("no page error or unhandled rejection", String(event.reason?.stack ?? event.reason)));
 
-  const context = new AudioContext();
+  // The page's context, given to every session; a new one once a `close` fault closed it.
+  let context = new AudioContext();
   await context.resume();
 
   // --- The instrumented audio graph -------------------------------------------------------
@@ -167,8 +184,13 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       // The recovery audio is decoded once and replayed: its buffer names the turn that first
       // asked for it. It always plays for the session's current turn, the latest one started.
       const turn = tag.text === RECOVERY ? [...tag.life.turns.values()].at(-1) : tag.life.turns.get(tag.turnId);
-      const record = { tag, when, duration: this.buffer.duration, stoppedAt: null, ended: false };
+      // `when` and `stoppedAt` are on the source's own context's clock: a session whose context was
+      // closed plays on another one.
+      const record = { tag, context: this.context, when, duration: this.buffer.duration, stoppedAt: null, ended: false };
       report.checks.sources += 1;
+      // A session whose context was closed under it plays on one of its own: its first source
+      // says which (the module's bindings took the AudioContext constructor before any wrapper).
+      if (!tag.life.context) tag.life.context = this.context;
       if (tag.life.ended || turn?.cutAt !== undefined) {
         violation("no audio after barge-in or stop", `${turn?.key ?? tag.life.id} started a source after its cut (${tag.text === RECOVERY ? "recovery" : "answer"})`);
       }
@@ -191,9 +213,14 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     return stopSource.call(this, when, ...rest);
   };
 
-  /** Sources of `turn` still sounding at audio time `now`: neither ended nor stopped by then. */
-  const sounding = (turn, now) =>
-    turn.sources.filter((s) => !s.ended && (s.stoppedAt === null || s.stoppedAt > now + 128 / context.sampleRate) && s.when + s.duration > now);
+  /** A source that will sound no more: ended, stopped, or on a context closed under it. */
+  const over = (s) => s.ended || s.stoppedAt !== null || s.context.state === "closed";
+  /** Sources of `turn` still sounding now (each by its context's clock): neither ended nor stopped by then. */
+  const sounding = (turn) =>
+    turn.sources.filter((s) => {
+      const now = s.context.currentTime;
+      return !s.ended && s.context.state !== "closed" && (s.stoppedAt === null || s.stoppedAt > now + 128 / s.context.sampleRate) && s.when + s.duration > now;
+    });
 
   function checkOneAnswer(turn, text) {
     // Every sentence of a route call's answer carries that call's tag; the recovery text is the
@@ -270,9 +297,22 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
 
   function checkCut(turn, why) {
     // Runs in a task after the cut: anything of the turn still sounding was not silenced.
-    setTimeout(() => {
-      const left = sounding(turn, context.currentTime);
+    realSetTimeout(() => {
+      const left = sounding(turn);
       if (left.length > 0) violation("no audio after barge-in or stop", `${turn.key}: ${left.length} sources still sound after ${why}`);
+    }, 0);
+  }
+
+  /**
+   * A turn cut because its output closed, with audio that had not ended (its sources never end
+   * now), reports its cut `playback_ended` in the same task as the `barge_in`. The recovery audio
+   * is left out: it is traced to the latest turn, not always the one that played it.
+   */
+  function checkClosedCut(turn) {
+    if (!turn.sources.some((s) => !s.ended && s.tag.text !== RECOVERY)) return;
+    const ends = turn.playbackEnds;
+    realSetTimeout(() => {
+      if (turn.playbackEnds === ends) violation("a cut by output_closed ends its playback", `${turn.key}: no playback_ended after its barge_in`);
     }, 0);
   }
 
@@ -290,12 +330,13 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     // Words the audio clock allows: whole sentences that played out, plus the cut sentence's share
     // (one word of slack: the player read the clock a hair apart from this check). A stream cut
     // before all of it arrived is measured against what arrived: a generous bound, never a tight one.
-    const now = context.currentTime;
+    // Each source by its own context's clock: a closed one stands where it closed, as the
+    // session's count does.
     let allowed = 0;
     for (const { tag, parts } of played) {
       const duration = parts.reduce((sum, s) => sum + s.duration, 0);
       const playedSeconds = parts.reduce((sum, s) => {
-        const end = s.stoppedAt ?? (s.ended ? s.when + s.duration : now);
+        const end = s.stoppedAt ?? (s.ended ? s.when + s.duration : s.context.currentTime);
         return sum + Math.min(s.duration, Math.max(0, end - s.when));
       }, 0);
       const share = Math.min(1, playedSeconds / duration);
@@ -464,6 +505,11 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       spoken: new Map(), // requestId -> where a sentence of it went first (synthesize, onSpeech, played)
       discarded: new Map(), // requestId -> why its attempt was discarded
       latencies: new Set(), // turn ids with a turn_latency
+      context, // the context its speech plays on: the page's, then its own after an output_closed
+      outputCloses: 0, // output_closed events
+      opened: false, // its transcriber was open once
+      held: false, // it heard an offline or pagehide that nothing has ended yet
+      reopening: null, // the online or pageshow its transcriber has to open again after
     };
     const turnOf = (turnId) => life.turns.get(turnId);
     const route = (name, draw) => ({
@@ -497,6 +543,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       routes: [route("primary", () => pick(LLM)), route("fallback", () => pick(FALLBACK))],
       recoveryText: RECOVERY,
       audioContext: context,
+      // A `suspend` fault asks for a gesture: see answerGesture.
+      onNeedsGesture: lifecycle ? () => answerGesture(life) : undefined,
       ttsTimeoutMs: 3000,
       bargeIn: { echoGuardMs, minPartialChars },
       preemptive: { eagerSilenceMs: EAGER_SILENCE_MS }, // every session (see the top of this file)
@@ -549,7 +597,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
             report.turns += 1;
             // A pending turn (a preemptive attempt's, before its final) starts here too; one
             // forgotten at its deadline starts afresh if its final comes after all.
-            life.turns.set(event.turnId, { key: `${life.id}/${event.turnId}`, startedAt: performance.now(), settled: false, outcome: null, routeCalls: 0, preemptiveCalls: 0, sources: [], answers: new Set(), recoveryAudio: false });
+            life.turns.set(event.turnId, { key: `${life.id}/${event.turnId}`, startedAt: performance.now(), settled: false, outcome: null, routeCalls: 0, preemptiveCalls: 0, sources: [], answers: new Set(), recoveryAudio: false, playbackEnds: 0 });
             break;
           case "accepted":
           case "recovered":
@@ -596,6 +644,20 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
             if (turn) {
               turn.cutAt = context.currentTime;
               checkCut(turn, `a ${event.cause} barge-in`);
+              if (event.cause === "output_closed") checkClosedCut(turn);
+            }
+            break;
+          case "playback_ended":
+            if (turn) turn.playbackEnds += 1;
+            break;
+          case "output_closed":
+            life.outputCloses += 1;
+            if (event.replaced === true) life.context = null; // known by its first source
+
+            else violation("output_closed reported, with a new context", `${life.id}: replaced ${event.replaced}`);
+            // Sources on a closed context never end: forget them.
+            for (const [node, record] of liveSources) {
+              if (record.context.state === "closed") liveSources.delete(node);
             }
             break;
           case "playback_started":
@@ -607,6 +669,10 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
             break;
           case "transcriber_state":
             life.transcriberState = event.state;
+            if (event.state === "open") {
+              life.opened = true;
+              life.reopening = null;
+            }
             life.framesDropped = Math.max(life.framesDropped, event.framesDropped ?? 0);
             break;
           default:
@@ -737,7 +803,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     // turn ended (the answer had nothing left to play) or the session stopped.
     if (life.pause) {
       const turn = life.turns.get(life.pause.turnId);
-      if (life.ended || life.failed || !["thinking", "speaking"].includes(life.session.state) || (turn?.settled && turn.sources.every((x) => x.ended || x.stoppedAt !== null) && turn.sources.length > 0)) {
+      if (life.ended || life.failed || !["thinking", "speaking"].includes(life.session.state) || (turn?.settled && turn.sources.every(over) && turn.sources.length > 0)) {
         report.pauses.ended += 1;
         life.pause = null;
       } else if (now - life.pause.at > PAUSE_LIMIT_MS) {
@@ -751,10 +817,136 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         turn.settled = true;
       }
       // Settled turns whose audio is over are forgotten: memory stays flat.
-      if (turn.settled && turn.sources.every((s) => s.ended || s.stoppedAt !== null) && now - turn.startedAt > 20_000) {
+      if (turn.settled && turn.sources.every(over) && now - turn.startedAt > 20_000) {
         checkLatencyCame(life, id, turn);
         life.turns.delete(id);
       }
+    }
+  }
+
+  // --- Lifecycle faults (`lifecycle`) ---------------------------------------------------------
+  // What the browser does to the page (issue 25). Each fault's end comes on the page's own clock
+  // whatever happens to the life meanwhile, and the run waits for every end still to come before
+  // it returns: no offline window, cached page or suspended output outlives it.
+  let offline = false;
+  let cached = false;
+  let suspension = null; // { life, target }: a context suspended under a session, until its tap
+  const restores = new Set(); // the ends still to come
+
+  /** `restore()` after `ms` on the page's own clock. */
+  function restoreAfter(ms, restore) {
+    const done = sleep(ms).then(restore);
+    restores.add(done);
+    done.then(() => restores.delete(done));
+  }
+
+  /** The session asks for a gesture: the user taps at once, unless a `suspend` of its life holds the context (that fault's end taps). */
+  function answerGesture(life) {
+    if (suspension?.life !== life) life.session.resume().catch(() => {});
+  }
+
+  /** The page goes offline or into the cache: the current session hears it and holds (W). */
+  function hold(event) {
+    life.held = true;
+    life.reopening = null;
+    window.dispatchEvent(event);
+  }
+
+  /**
+   * The page is online or shown again (`kind`). Once nothing holds it, a held session whose
+   * transcriber had been open connects at once: it is open again within REOPEN_LIMIT_MS unless the
+   * life ended or failed, or its transcriber stopped or failed. (An offline socket stays open.)
+   */
+  function release(event, kind) {
+    window.dispatchEvent(event);
+    if (offline || cached || !life.held) return;
+    life.held = false;
+    if (!life.opened || life.transcriberState === "open") return;
+    const held = life;
+    const mark = (held.reopening = { kind });
+    realSetTimeout(() => {
+      if (held.reopening !== mark || held.ended || held.failed || ["stopped", "failed"].includes(held.transcriberState)) return;
+      violation("transcriber open again within 10 s of online or pageshow", `${held.id} (${held.protocol.name}): ${held.transcriberState} ${REOPEN_LIMIT_MS} ms after ${kind}`);
+    }, REOPEN_LIMIT_MS);
+  }
+
+  /** Suspends the context the session plays on (a call, a locked screen); the user taps after `ms`. */
+  function suspend(ms) {
+    const held = (suspension = { life, target: life.context });
+    held.target.suspend().catch(() => {});
+    restoreAfter(ms, () => {
+      suspension = null;
+      if (!held.life.ended) held.life.session.resume().catch(() => {});
+      // An ended session cannot: the page resumes its own context for the next one.
+      else if (held.target.state === "suspended") held.target.resume().catch(() => {});
+    });
+  }
+
+  /** Closes the context the session plays on (the browser gave up the device): it is reported and replaced. */
+  async function closeOutput() {
+    const closed = life;
+    const target = closed.context;
+    const reported = closed.outputCloses;
+    await target.close().catch(() => {});
+    if (target === context) {
+      context = new AudioContext();
+      await context.resume();
+    }
+    realSetTimeout(() => {
+      if (!closed.ended && closed.outputCloses === reported) violation("output_closed reported, with a new context", `${closed.id}: none ${OUTPUT_CLOSED_LIMIT_MS} ms after its context closed (session ${closed.session.state}, context ${target.state}, the page's: ${target === context})`);
+    }, OUTPUT_CLOSED_LIMIT_MS);
+  }
+
+  /**
+   * A hidden tab's timers: for `ms`, every timeout set waits at least `floorMs`, or until the tab
+   * is visible again (the end), when what was held back runs. The capture goes on meanwhile, a
+   * frame every 20 ms as the worklet's, so the session meets its deadlines on the frames.
+   */
+  async function throttle(ms, floorMs) {
+    const visibleAt = performance.now() + ms;
+    window.setTimeout = (handler, delay = 0, ...args) => realSetTimeout(handler, Math.max(delay, Math.min(floorMs, visibleAt - performance.now())), ...args);
+    try {
+      for (let sent = 0; sent < ms / FRAME_MS; ) {
+        await sleep(FRAME_MS);
+        const due = Math.min(ms / FRAME_MS, Math.floor((performance.now() - visibleAt + ms) / FRAME_MS));
+        speak(life, due - sent);
+        sent = due;
+      }
+    } finally {
+      window.setTimeout = realSetTimeout;
+    }
+  }
+
+  /** One lifecycle fault of `kind`, its times drawn here. */
+  async function lifecycleFault(kind) {
+    report.lifecycle[kind] = (report.lifecycle[kind] ?? 0) + 1;
+    switch (kind) {
+      case "offline":
+        offline = true;
+        hold(new Event("offline"));
+        restoreAfter(500 + random() * 2500, () => {
+          offline = false;
+          release(new Event("online"), "online");
+        });
+        break;
+      case "bfcache":
+        cached = true;
+        hold(new PageTransitionEvent("pagehide", { persisted: true }));
+        restoreAfter(500 + random() * 1500, () => {
+          cached = false;
+          release(new PageTransitionEvent("pageshow", { persisted: true }), "pageshow");
+        });
+        break;
+      case "suspend":
+        suspend(300 + random() * 1200);
+        break;
+      case "close":
+        await closeOutput();
+        break;
+      case "throttle":
+        // Whole seconds: the frames make whole utterances of the mocks (50 frames each).
+        await throttle(1000 * (2 + Math.floor(random() * 3)), 2000 + random() * 3000);
+        break;
     }
   }
 
@@ -793,6 +985,16 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       ["stop", 0.4],
       ["free", 0.2],
       ["wait", 2],
+      // One window of each kind at a time; an output suspended or closed matters most under an answer.
+      ...(lifecycle
+        ? [
+            ["offline", offline ? 0 : 0.5],
+            ["bfcache", cached ? 0 : 0.5],
+            ["suspend", suspension || !life.context ? 0 : busy ? 0.8 : 0.2],
+            ["close", !life.context || life.context.state === "closed" ? 0 : busy ? 0.4 : 0.15],
+            ["throttle", 0.4],
+          ]
+        : []),
     ]);
     switch (action) {
       case "typed":
@@ -805,7 +1007,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         if (random() < 0.5) {
           const target = life;
           speak(target, FRAMES_PER_UTTERANCE - PAUSED_TAIL_FRAMES);
-          setTimeout(() => speak(target, PAUSED_TAIL_FRAMES), EAGER_SILENCE_MS + 50 + random() * 400);
+          realSetTimeout(() => speak(target, PAUSED_TAIL_FRAMES), EAGER_SILENCE_MS + 50 + random() * 400);
           report.spokenPaused += 1;
         } else {
           speak(life, FRAMES_PER_UTTERANCE);
@@ -832,8 +1034,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
           life: target,
           go: () => {
             speak(target, 5);
-            setTimeout(() => speak(target, 20), echoGuardMs + ECHO_GUARD_SLACK_MS);
-            setTimeout(() => speak(target, FRAMES_PER_UTTERANCE - 25), echoGuardMs + ECHO_GUARD_SLACK_MS + 300);
+            realSetTimeout(() => speak(target, 20), echoGuardMs + ECHO_GUARD_SLACK_MS);
+            realSetTimeout(() => speak(target, FRAMES_PER_UTTERANCE - 25), echoGuardMs + ECHO_GUARD_SLACK_MS + 300);
           },
         };
         break;
@@ -841,6 +1043,13 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       case "stop":
       case "free":
         await endLife(life, action);
+        break;
+      case "offline":
+      case "bfcache":
+      case "suspend":
+      case "close":
+      case "throttle":
+        await lifecycleFault(action);
         break;
       default:
     }
@@ -851,6 +1060,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       onProgress?.({ elapsedMin: (performance.now() - started) / 60_000, turns: report.turns, violations: Object.values(report.violations).reduce((a, b) => a + b, 0) });
     }
   }
+  await Promise.all(restores);
   await endLife(life, "stop");
   await sleep(500);
   report.memory.warm = warm;

@@ -1,8 +1,10 @@
-// `npm run chaos -- --minutes M --seed S [--protocol <name>|rotate] [--tts mixed|whole|stream]`: a
-// chaos soak of one VoiceSession at a time in headless Chromium against the dev stack
+// `npm run chaos -- --minutes M --seed S [--protocol <name>|rotate] [--tts mixed|whole|stream] [--lifecycle]`:
+// a chaos soak of one VoiceSession at a time in headless Chromium against the dev stack
 // (tests/chaos/page.mjs does the driving and the checking). Each session speaks one of the dev
 // stack's speech-to-text protocols: `--protocol rotate` (the default) gives each new session the
-// next one. Every session has preemptive attempts on. Prints the table and ends with `chaos: <N>
+// next one. Every session has preemptive attempts on. `--lifecycle` adds what the browser does to
+// a page: offline and online, the back-forward cache, the AudioContext suspended or closed under
+// the session, timers held back. Prints the table and ends with `chaos: <N>
 // turns, <F> faults, <B> barge-ins, <P> preemptive (<K> kept, <D> discarded), <V> violations`;
 // exits non-zero on any violation.
 
@@ -19,15 +21,19 @@ const ECHO_GUARD_MS = 600;
 const MIN_PARTIAL_CHARS = 5;
 
 function parseArgs(argv, names) {
-  const options = { minutes: 1, seed: 1, tts: "mixed", protocol: "rotate" };
+  const options = { minutes: 1, seed: 1, tts: "mixed", protocol: "rotate", lifecycle: false };
   for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === "--lifecycle") {
+      options.lifecycle = true;
+      continue;
+    }
     const [flag, inline] = argv[i].split("=");
     const value = inline ?? argv[++i];
     if (flag === "--minutes") options.minutes = Number(value);
     else if (flag === "--seed") options.seed = Number(value);
     else if (flag === "--tts") options.tts = value;
     else if (flag === "--protocol") options.protocol = value;
-    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S --tts mixed|whole|stream --protocol <name>|rotate`);
+    else throw new TypeError(`unknown argument ${argv[i]}; use --minutes M --seed S --tts mixed|whole|stream --protocol <name>|rotate --lifecycle`);
   }
   if (!(options.minutes > 0)) throw new RangeError("--minutes must be a positive number");
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
@@ -46,7 +52,7 @@ const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1048576).toFixed(1)
 async function main() {
   // What the page needs of each protocol: its name, and how many frames it sends at a time.
   const protocols = (await loadDescriptors()).map(({ name, fixture }) => ({ name, fixture: { framesPerChunk: fixture?.framesPerChunk ?? 1 } }));
-  const { minutes, seed, tts, protocol } = parseArgs(process.argv.slice(2), protocols.map((p) => p.name));
+  const { minutes, seed, tts, protocol, lifecycle } = parseArgs(process.argv.slice(2), protocols.map((p) => p.name));
   const stack = await startDevStack({ port: 0 });
   const browser = await launchChromium(["--js-flags=--expose-gc", "--disable-features=LocalNetworkAccessChecks"]);
   const pageErrors = [];
@@ -61,7 +67,7 @@ async function main() {
     const url = new URL("/__chaos.html", stack.url).href;
     const html = `<!doctype html><meta charset="utf-8"><script type="module">
 import { runChaos } from "/tests/chaos/page.mjs";
-runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, tts: ${JSON.stringify(tts)}, protocol: ${JSON.stringify(protocol)}, protocols: ${JSON.stringify(protocols)}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
+runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: ${minutes}, seed: ${seed}, tts: ${JSON.stringify(tts)}, protocol: ${JSON.stringify(protocol)}, protocols: ${JSON.stringify(protocols)}, echoGuardMs: ${ECHO_GUARD_MS}, minPartialChars: ${MIN_PARTIAL_CHARS}, lifecycle: ${lifecycle}, onProgress: window.chaosProgress, onViolation: window.chaosViolation })
   .then((report) => (window.__chaos = { ok: true, report }), (error) => (window.__chaos = { ok: false, error: String(error && error.stack || error) }));
 </script>`;
     await page.route(url, (route) => route.fulfill({ contentType: "text/html", body: html }));
@@ -83,10 +89,11 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   const bargeIns = Object.values(report.bargeIns).reduce((a, b) => a + b, 0);
   const violations = Object.values(report.violations).reduce((a, b) => a + b, 0);
   const sorted = (object) => Object.entries(object).sort(([a], [b]) => a.localeCompare(b));
-  console.log(`\nchaos soak: seed ${seed}, speech ${tts}, protocol ${protocol}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
+  console.log(`\nchaos soak: seed ${seed}, speech ${tts}, protocol ${protocol}${lifecycle ? ", lifecycle faults" : ""}, ${report.minutes.toFixed(1)} minutes, ${report.sessions} sessions`);
   console.log(`\nturns\n${table([["turns started", report.turns], ["typed", report.typed], ["spoken", report.spoken], ["of which paused after the partial", report.spokenPaused]])}`);
   console.log(`\nfaults injected by kind (${faults})\n${table(sorted(report.faults))}`);
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
+  if (lifecycle) console.log(`\nlifecycle faults by kind (${Object.values(report.lifecycle).reduce((a, b) => a + b, 0)})\n${table(sorted(report.lifecycle))}`);
   const pauses = report.pauses;
   console.log(`\npauses (V7): ${pauses.coughs} coughs, ${pauses.paused} pauses (${Object.entries(pauses.byCause).map(([cause, n]) => `${cause} ${n}`).join(", ") || "none"}): ${pauses.resumed} resumed, ${pauses.cut} cut, ${pauses.ended} ended with their turn or session`);
   const p = report.preemptive;

@@ -23,6 +23,7 @@ pub mod backchannel;
 mod config;
 mod cut;
 pub mod eager;
+pub mod echo;
 pub mod heard;
 pub mod latency;
 mod output;
@@ -253,6 +254,26 @@ impl VoiceCore {
         }
     }
 
+    /// Since when the agent sounds without a pause (the last playback start after silence), for
+    /// the echo's measure (V8); `None` while it is silent or paused.
+    #[must_use]
+    pub fn sounding_since(&self) -> Option<Millis> {
+        if self.state != VoiceState::Speaking || self.is_paused() {
+            return None;
+        }
+        self.playback_started_at
+    }
+
+    /// The echo's first measurement (V8), as an event.
+    pub fn report_echo(&mut self, report: echo::EchoReport) {
+        let whole_db = |db: f64| db.round() as i32;
+        self.push(VoiceAction::Event(VoiceEvent::Echo {
+            echo_db: whole_db(report.echo_db),
+            return_loss_db: report.return_loss_db.map(whole_db),
+            raised: report.raised,
+        }));
+    }
+
     /// V4: within `echo_guard_ms` of each playback start (the agent starts sounding after
     /// silence), what the microphone hears while the agent speaks is taken for its own echo.
     fn in_echo_guard(&self, now: Millis) -> bool {
@@ -265,6 +286,12 @@ impl VoiceCore {
     /// `interrupt()` from the app (a button): a barge-in.
     pub fn interrupt(&mut self, now: Millis) {
         self.barge_in_and_listen(BargeInCause::Button, now);
+    }
+
+    /// The audio output was closed under the session: the current turn, thinking or speaking,
+    /// ends as a cut with what played of it; the next turn speaks through the new output.
+    pub fn on_output_closed(&mut self, now: Millis) {
+        self.barge_in_and_listen(BargeInCause::OutputClosed, now);
     }
 
     /// A complete accepted sentence of `turn_id` (the controller's `onSentence`).

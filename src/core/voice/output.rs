@@ -86,6 +86,9 @@ pub enum BargeInCause {
     Button,
     /// Voice heard for `confirm_ms` while paused (V7).
     Voice,
+    /// Not the user: the audio output was closed under the turn (its context), and the answer
+    /// cannot go on from there; what played of it is what was heard.
+    OutputClosed,
 }
 
 impl BargeInCause {
@@ -96,6 +99,7 @@ impl BargeInCause {
             BargeInCause::Final => "final",
             BargeInCause::Button => "button",
             BargeInCause::Voice => "voice",
+            BargeInCause::OutputClosed => "output_closed",
         }
     }
 }
@@ -144,6 +148,14 @@ pub enum VoiceEvent {
     Backchannel { turn_id: String },
     /// The page's voice detector heard the user start or stop, `audio_ms` into the capture.
     Voice { speaking: bool, audio_ms: u64 },
+    /// The agent's echo in the microphone, measured once (V8): its loudest level (dBFS), the
+    /// return loss (dB) where the player's level is known, and whether the detector's threshold
+    /// rises above it while the agent sounds.
+    Echo {
+        echo_db: i32,
+        return_loss_db: Option<i32>,
+        raised: bool,
+    },
     /// The user's voice paused the agent (V7): silent, its place kept.
     Paused {
         turn_id: String,

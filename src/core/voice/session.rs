@@ -16,6 +16,7 @@ use crate::core::stt::transcriber::{self, State as SttState, Transcriber};
 use crate::core::time::Millis;
 use crate::core::turn::{self, StartError, TurnLadder};
 use crate::core::voice::eager::{EagerTracker, Guess};
+use crate::core::voice::echo::EchoMeter;
 use crate::core::voice::vad::{VoiceChange, VoiceDetector};
 use crate::core::voice::{VoiceAction, VoiceCore, VoiceEvent, VoiceState};
 
@@ -52,6 +53,8 @@ pub struct SessionCore {
     guessed_turn: Option<String>,
     /// Voice detection on the captured audio, where the session listens (V6).
     vad: Option<VoiceDetector>,
+    /// The agent's echo in the captured audio, so the detector does not take it for the user (V8).
+    echo: EchoMeter,
 }
 
 impl SessionCore {
@@ -69,7 +72,19 @@ impl SessionCore {
             listen_on_open: false,
             eager: None,
             guessed_turn: None,
+            echo: EchoMeter::default(),
         }
+    }
+
+    /// What the capture says of its echo canceller (`getSettings().echoCancellation`): without
+    /// one, the first half second the agent sounds is not taken for voice until measured (V8).
+    pub fn set_echo_canceller(&mut self, on: bool) {
+        self.echo.set_canceller(on);
+    }
+
+    /// The level (RMS, dBFS) of audio the player is about to play, for the echo's return loss.
+    pub fn set_output_level(&mut self, db: f64) {
+        self.echo.set_output_level(db);
     }
 
     /// Turns preemptive attempts on (T17): the provider's eager end of turn or, where the
@@ -126,6 +141,14 @@ impl SessionCore {
     pub fn interrupt(&mut self, now: Millis) {
         let turn = self.current_turn();
         self.voice_at(now).interrupt(now);
+        self.interrupt_turn(turn, now);
+    }
+
+    /// The audio output was closed under the session: the current turn is cut like a barge-in
+    /// (its heard part kept) and interrupted in the ladder.
+    pub fn on_output_closed(&mut self, now: Millis) {
+        let turn = self.current_turn();
+        self.voice_at(now).on_output_closed(now);
         self.interrupt_turn(turn, now);
     }
 
@@ -388,8 +411,15 @@ impl SessionCore {
         let mut changes = Vec::new();
         let mut heard_ms = 0;
         if let Some(vad) = &mut self.vad {
+            let sounding = self.voice.sounding_since();
+            vad.set_echo_floor_db(self.echo.voice_floor_db(sounding, now));
             vad.push(&pcm, |change| changes.push(change));
             heard_ms = vad.audio_ms();
+            let peak_db = vad.take_peak_db();
+            let voice_db = vad.voice_threshold_db();
+            if let Some(report) = self.echo.observe(peak_db, voice_db, sounding, now) {
+                self.voice.report_echo(report);
+            }
         }
         for change in changes {
             let (speaking, audio_ms) = match change {

@@ -52,6 +52,10 @@ pub struct VoiceDetector {
     last_voiced_end: u64,
     /// The first byte of a sample split between two pushes.
     odd_byte: Option<u8>,
+    /// Quieter than this is not voice either: the agent's echo while it sounds (V8).
+    echo_floor_db: Option<f64>,
+    /// The loudest block since the last [`VoiceDetector::take_peak_db`].
+    peak_db: f64,
 }
 
 impl VoiceDetector {
@@ -70,6 +74,8 @@ impl VoiceDetector {
             run_start: 0,
             last_voiced_end: 0,
             odd_byte: None,
+            echo_floor_db: None,
+            peak_db: f64::NEG_INFINITY,
         }
     }
 
@@ -83,6 +89,22 @@ impl VoiceDetector {
     #[must_use]
     pub fn floor_db(&self) -> f64 {
         self.floor_db
+    }
+
+    /// The level a block must reach to be voice above the noise (dBFS), echo aside.
+    #[must_use]
+    pub fn voice_threshold_db(&self) -> f64 {
+        (self.floor_db + MARGIN_DB).max(MIN_LEVEL_DB)
+    }
+
+    /// Sets the level the agent's echo reaches while it sounds (`None`: no echo to rise above).
+    pub fn set_echo_floor_db(&mut self, db: Option<f64>) {
+        self.echo_floor_db = db;
+    }
+
+    /// The loudest block since the last call (dBFS), then starts again.
+    pub fn take_peak_db(&mut self) -> f64 {
+        std::mem::replace(&mut self.peak_db, f64::NEG_INFINITY)
     }
 
     /// Milliseconds of audio seen.
@@ -123,7 +145,9 @@ impl VoiceDetector {
     fn block(&mut self, level: f64) -> Option<VoiceChange> {
         let index = self.blocks;
         self.blocks += 1;
-        let voiced = level >= MIN_LEVEL_DB && level >= self.floor_db + MARGIN_DB;
+        let voiced = level >= self.voice_threshold_db()
+            && self.echo_floor_db.map_or(true, |echo| level >= echo);
+        self.peak_db = self.peak_db.max(level);
         self.follow_floor(level);
         if voiced == self.speaking {
             self.run = 0;

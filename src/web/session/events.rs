@@ -110,6 +110,17 @@ impl Shared {
             VoiceEvent::Voice { speaking, audio_ms } => event(self, "vad")
                 .set("speaking", speaking)
                 .set("atMs", audio_ms as f64),
+            VoiceEvent::Echo {
+                echo_db,
+                return_loss_db,
+                raised,
+            } => event(self, "echo")
+                .set("echoDb", echo_db)
+                .set(
+                    "returnLossDb",
+                    return_loss_db.map_or(JsValue::NULL, JsValue::from),
+                )
+                .set("raised", raised),
             VoiceEvent::Paused { turn_id, cause } => event(self, "paused")
                 .set("turnId", turn_id)
                 .set("cause", cause.as_str()),
@@ -127,6 +138,12 @@ impl Shared {
                 .set("turnId", turn_id)
                 .set("gapMs", gap_ms),
         );
+    }
+
+    /// The audio output's context was closed under the session; `replaced`: speech goes on in a
+    /// new one.
+    pub(super) fn emit_output_closed(&self, replaced: bool) {
+        self.emit(event(self, "output_closed").set("replaced", replaced));
     }
 
     pub(super) fn emit_playback_started(&self, turn_id: &str) {

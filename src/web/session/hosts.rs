@@ -61,6 +61,10 @@ impl TranscriberHost for Shared {
         Shared::report_error(self, error);
     }
 
+    fn capture_echo_cancellation(&self, on: bool) {
+        self.driver.update(|core, _| core.set_echo_canceller(on));
+    }
+
     fn report_event(&self, event: crate::web::js_object::JsObject) {
         self.emit(event.set("at", self.driver.now().0 as f64));
     }

@@ -119,8 +119,8 @@ impl Shared {
                 turn_id,
                 recovery,
             } => self.play(job, &turn_id, recovery),
-            VoiceAction::PausePlayback { .. } => self.engine.pause(),
-            VoiceAction::ResumePlayback { .. } => self.engine.unpause(),
+            VoiceAction::PausePlayback { .. } => self.engine().pause(),
+            VoiceAction::ResumePlayback { .. } => self.engine().unpause(),
             VoiceAction::StopPlayback { turn_id } => {
                 self.release_streams();
                 let stopped = self.stop_engine();

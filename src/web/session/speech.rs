@@ -3,9 +3,11 @@
 //! the core.
 
 use super::Shared;
-use crate::web::audio::PlayerEvent;
+use crate::web::audio::{AudioOut, PlayerEvent, Sink};
 use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::callbacks::Args;
+use crate::web::convert::coded_error;
+use crate::web::driver;
 use crate::web::id_map::IdMap;
 use crate::web::js_object::JsObject;
 use js_sys::{ArrayBuffer, Promise};
@@ -100,13 +102,14 @@ impl Shared {
             // Replayed whole, so read to its end once (the stream can be read only once).
             let spec = StreamSpec::parse(&audio, "synthesize result")?;
             let idle = self.tts_timeout_ms();
-            return collect(self.engine.context(), spec, idle)
+            let engine = self.engine();
+            return collect(engine.context(), spec, idle)
                 .await
                 .map(JsValue::from);
         }
         match audio.dyn_into::<ArrayBuffer>() {
             Ok(bytes) => {
-                let promise = self.engine.context().decode_audio_data(&bytes)?;
+                let promise = self.engine().context().decode_audio_data(&bytes)?;
                 JsFuture::from(promise).await
             }
             Err(audio) => Ok(audio),
@@ -138,13 +141,13 @@ impl Shared {
         let seq = match (stream, audio) {
             (Some(spec), _) => {
                 let idle = self.tts_timeout_ms();
-                self.engine.enqueue_stream(turn_id, spec, idle)
+                self.engine().enqueue_stream(turn_id, spec, idle)
             }
             (None, Some(audio)) => match audio.dyn_into::<AudioBuffer>() {
-                Ok(buffer) => self.engine.enqueue_buffer(turn_id, buffer),
+                Ok(buffer) => self.engine().enqueue_buffer(turn_id, buffer),
                 Err(audio) => match audio.dyn_into::<ArrayBuffer>() {
                     Ok(bytes) => {
-                        let (seq, decoded) = self.engine.enqueue_encoded(turn_id, &bytes);
+                        let (seq, decoded) = self.engine().enqueue_encoded(turn_id, &bytes);
                         // A failed decode comes back as `ChunkFailed`; the rejection is handled.
                         wasm_bindgen_futures::spawn_local(async move {
                             let _ = JsFuture::from(decoded).await;
@@ -229,6 +232,10 @@ impl Shared {
                 let callback = &self.callbacks.on_needs_gesture;
                 self.call("onNeedsGesture", callback, Args::None, None);
             }
+            PlayerEvent::Closed => self.on_output_closed(),
+            PlayerEvent::Level(db) => {
+                self.driver.update(|core, _| core.set_output_level(db));
+            }
             PlayerEvent::End(turn_id, heard_ms) => {
                 if !self.stopping.get() {
                     self.emit_playback_ended(&turn_id, heard_ms, None);
@@ -239,6 +246,37 @@ impl Shared {
 }
 
 impl Shared {
+    /// The engine, for one call: a new one comes when its context was closed under it.
+    pub(super) fn engine(&self) -> Rc<AudioOut> {
+        self.engine.borrow().clone()
+    }
+
+    /// The engine's context was closed under it (`close()` by other code, a browser that gave up
+    /// the device): the current turn is cut with what played of it, then speech goes on in a new
+    /// context of the session's own at the default output. A turn cannot go on in the new context
+    /// from where it stood: its audio was scheduled on the closed one.
+    fn on_output_closed(self: &Rc<Self>) {
+        driver::input(self, |core, now| core.on_output_closed(now));
+        let this = self.this.clone();
+        let sink: Sink = Box::new(move |event| {
+            if let Some(shared) = this.upgrade() {
+                shared.on_player_event(event);
+            }
+        });
+        let replaced = match AudioOut::new(None, None, sink) {
+            Ok(engine) => {
+                *self.engine.borrow_mut() = engine;
+                true
+            }
+            Err(cause) => {
+                let message = "the session's AudioContext was closed and a new one could not be made: no more speech plays";
+                self.report_error(&coded_error(message, Some(&cause), "audio_closed", false));
+                false
+            }
+        };
+        self.emit_output_closed(replaced);
+    }
+
     /// How long a `synthesize` (or a stream between two of its reads) may bring nothing.
     fn tts_timeout_ms(&self) -> u64 {
         self.driver
@@ -271,7 +309,7 @@ impl Shared {
     /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
     pub(super) fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
         self.stopping.set(true);
-        let stopped = self.engine.stop();
+        let stopped = self.engine().stop();
         self.stopping.set(false);
         self.emit_stopped(&stopped);
         stopped

@@ -156,6 +156,9 @@ impl TranscriberIo {
         if self.io.borrow().capture_id != id || !accepts_audio(host) {
             return Err(aborted());
         }
+        if let Some(on) = capture.echo_cancellation() {
+            host.capture_echo_cancellation(on);
+        }
         let previous = self.io.borrow_mut().capture.replace(capture);
         drop(previous);
         Ok(())

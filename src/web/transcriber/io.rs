@@ -39,6 +39,9 @@ pub(crate) trait TranscriberHost: Host {
     }
 
     fn report_error(&self, error: &JsValue);
+    /// The capture's echo canceller is on or off, as the browser says (a session measures the
+    /// echo with it).
+    fn capture_echo_cancellation(&self, _on: bool) {}
     /// An event that is not the core's (the microphone came back), to `onEvent`.
     fn report_event(&self, event: crate::web::js_object::JsObject);
 }

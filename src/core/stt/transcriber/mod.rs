@@ -114,6 +114,8 @@ pub struct Transcriber {
     dead_urls_before_open: u32,
     /// The browser reported the network down (W): nothing connects or provisions until it is up.
     offline: bool,
+    /// The page is in the back-forward cache: the same, until it is shown again.
+    parked: bool,
     /// What the current connection's messages were: one the protocol knows, and how many it
     /// does not know (for [`TranscriberError::UnexpectedMessages`], reported once).
     known_messages: bool,
@@ -175,6 +177,7 @@ impl Transcriber {
             ever_opened: false,
             dead_urls_before_open: 0,
             offline: false,
+            parked: false,
             unreachable_reported: false,
             known_messages: false,
             unexpected_messages: 0,
@@ -241,7 +244,7 @@ impl Transcriber {
         if self.state != State::Idle {
             return;
         }
-        if self.offline {
+        if self.held() {
             // Provisioned once the network is back (W).
             self.after_backoff = ReconnectAction::Reprovision;
             return self.set_state(State::Backoff);

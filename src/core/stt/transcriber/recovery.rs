@@ -75,10 +75,57 @@ impl Transcriber {
             return;
         }
         self.offline = !online;
-        if online && self.state == State::Backoff {
+        if online {
+            self.go_on(now);
+        }
+    }
+
+    /// The page went into the back-forward cache (`pagehide` with `persisted`). A page that
+    /// holds a socket is not kept there, so the socket closes (1000) and, as while offline,
+    /// nothing connects or provisions until [`Transcriber::unpark`]; unconfirmed audio waits to
+    /// be resent, and no reconnect budget is spent.
+    pub fn park(&mut self, now: Millis) {
+        if self.parked || self.stopping || self.state.is_terminal() || self.state == State::Idle {
+            return;
+        }
+        self.parked = true;
+        match self.state {
+            State::Open | State::Connecting => {
+                self.actions.push_back(Action::Close);
+                self.timers.connect = None;
+                self.opened_at = None;
+                self.audio.on_socket_lost(now);
+                self.after_backoff = ReconnectAction::ReconnectSameUrl;
+            }
+            State::Provisioning => {
+                self.actions.push_back(Action::CancelProvision);
+                self.timers.provision = None;
+                self.after_backoff = ReconnectAction::Reprovision;
+            }
+            _ => {}
+        }
+        self.set_state(State::Backoff);
+    }
+
+    /// The page is shown again from the back-forward cache (`pageshow` with `persisted`): it
+    /// connects at once (the network permitting), with the same URL where the protocol allows.
+    pub fn unpark(&mut self, now: Millis) {
+        if std::mem::take(&mut self.parked) {
+            self.go_on(now);
+        }
+    }
+
+    /// Nothing holds the connection back any more: a backoff ends at once.
+    fn go_on(&mut self, now: Millis) {
+        if !self.held() && self.state == State::Backoff {
             self.timers.retry = Some(now);
             self.handle_timeout(now);
         }
+    }
+
+    /// The network is down or the page is cached: nothing connects.
+    pub(super) fn held(&self) -> bool {
+        self.offline || self.parked
     }
 
     /// Whether the browser reported the network down.

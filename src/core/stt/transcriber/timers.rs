@@ -69,8 +69,8 @@ impl Transcriber {
             self.actions.push_back(Action::CancelProvision);
             self.on_provision_failed(0, now);
         }
-        if self.offline && self.state == State::Backoff {
-            // Waits for `online` (W); `set_online` goes on from here.
+        if self.held() && self.state == State::Backoff {
+            // Waits for `online` (W) or `pageshow`: `set_online` or `unpark` goes on from here.
             take_due(&mut self.timers.retry, now);
         }
         if take_due(&mut self.timers.retry, now) && self.state == State::Backoff {
