@@ -12,6 +12,7 @@ import { openPage, runModule, startE2e } from "../tests/e2e/harness.mjs";
 import { ENTRIES, entrySize } from "../scripts/size.mjs";
 import { attribute, groupTable } from "../scripts/wasm-sizes.mjs";
 import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
+import { runLifecycleBench } from "./lifecycle.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
 const SOAK_TURNS = Number(process.env.BENCH_SOAK_TURNS ?? (tiny ? 2000 : 100_000));
@@ -145,6 +146,8 @@ try {
   `);
   results.soak = await page.evaluate(() => window.__soak);
   results.voice = await runVoiceBench(page, e2e.stack.url, { tiny, baseline: process.env.BENCH_BASELINE || undefined });
+  // Issue 25: the network lost and back (setOffline), a microphone track ended.
+  results.lifecycle = await runLifecycleBench(page, e2e.stack.url, { tiny });
   if (errors.length) throw new Error(`page errors: ${errors.join("; ")}`);
 } finally {
   await e2e.close();
@@ -196,6 +199,7 @@ rows.push([
   `full plain ladder's JS heap: ${kib(soak.plain.before.heap)} → ${kib(soak.plain.after.heap)}`,
 ]);
 rows.push(...voiceRows(r.voice));
+rows.push(...r.lifecycle);
 
 console.log(`bench: ${r.date}, ${r.machine}${tiny ? " (tiny sizes: a smoke run, not figures)" : ""}`);
 console.log("| row | turnguard | compared with |\n| --- | --- | --- |");

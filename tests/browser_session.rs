@@ -49,6 +49,8 @@ scenarios! {
     every_sentence_failing_speaks_the_recovery_text_synthesized_once => "everySentenceFailingSpeaksTheRecoveryTextSynthesizedOnce",
     stop_twice_ends_the_microphone_and_nothing_reconnects => "stopTwiceEndsTheMicrophoneAndNothingReconnects",
     a_lost_microphone_is_opened_again_and_the_session_goes_on => "aLostMicrophoneIsOpenedAgainAndTheSessionGoesOn",
+    a_new_default_microphone_is_followed_without_losing_the_session => "aNewDefaultMicrophoneIsFollowedWithoutLosingTheSession",
+    a_context_whose_clock_stands_still_after_resume_is_replaced => "aContextWhoseClockStandsStillAfterResumeIsReplaced",
     callbacks_may_stop_and_free_the_session => "callbacksMayStopAndFreeTheSession",
     a_slow_synthesis_is_skipped_after_tts_timeout_ms => "aSlowSynthesisIsSkippedAfterTtsTimeoutMs",
     the_echo_guard_ignores_speech_starts_and_partials_but_a_final_still_barges_in => "theEchoGuardIgnoresSpeechStartsAndPartialsButAFinalStillBargesIn",

@@ -1,13 +1,17 @@
 //! The agent's echo measured at run time (V8): where the microphone hears the agent loud enough
-//! to pass for voice, the detector's threshold rises above it while the agent sounds, so the
-//! agent does not pause or cut itself; the user's louder voice still counts.
+//! to pass for voice, the detector's threshold rises above the loudest echo to expect while the
+//! agent sounds, and the provider's words count only with voice heard above it; the user's louder
+//! voice still counts. A working canceller changes nothing.
 
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use turnguard::core::time::Millis;
-use turnguard::core::voice::echo::{EchoMeter, EchoReport, MARGIN_DB, MEASURE_MS};
+use turnguard::core::voice::echo::{EchoMeter, EchoReport, MARGIN_DB, MEASURE_MS, WORDS_TAIL_MS};
 use turnguard::core::voice::vad::{VoiceChange, VoiceDetector};
+use turnguard::core::voice::{
+    BargeInCause, VoiceAction, VoiceConfig, VoiceCore, VoiceEvent, VoiceState,
+};
 
 const RATE: u32 = 16_000;
 const SINCE: Millis = Millis(10_000);
@@ -27,11 +31,19 @@ fn tone(ms: u64, db: f64) -> Vec<u8> {
 fn detector() -> VoiceDetector {
     let mut vad = VoiceDetector::new(RATE);
     vad.push(&tone(500, -70.0), |_| {});
+    vad.take_heard(); // as the session does with every frame
     vad
 }
 
-/// Feeds 20 ms frames of `frame` from `from` for `ms` while the agent sounds since `SINCE`, as
-/// the session does: the echo's floor set before each frame, the frame's peak measured after.
+/// A meter whose player plays speech at a mean of -20 dBFS with peaks of -10 dBFS.
+fn meter() -> EchoMeter {
+    let mut meter = EchoMeter::default();
+    meter.on_output(-20.0, -10.0);
+    meter
+}
+
+/// Feeds 20 ms frames at `db` from `from` for `ms` while the agent sounds since `SINCE`, as the
+/// session does: the echo's floor set before each frame, what was heard measured after.
 fn sound(
     meter: &mut EchoMeter,
     vad: &mut VoiceDetector,
@@ -39,23 +51,39 @@ fn sound(
     ms: u64,
     db: f64,
 ) -> (Vec<VoiceChange>, Vec<EchoReport>) {
+    sound_since(meter, vad, SINCE, from, ms, db)
+}
+
+fn sound_since(
+    meter: &mut EchoMeter,
+    vad: &mut VoiceDetector,
+    since: Millis,
+    from: u64,
+    ms: u64,
+    db: f64,
+) -> (Vec<VoiceChange>, Vec<EchoReport>) {
     let (mut changes, mut reports) = (Vec::new(), Vec::new());
     for at in (from..from + ms).step_by(20) {
         let now = Millis(at);
-        vad.set_echo_floor_db(meter.voice_floor_db(Some(SINCE), now));
+        vad.set_echo_floor_db(meter.voice_floor_db(Some(since), now));
         vad.push(&tone(20, db), |change| changes.push(change));
-        let (peak, voice) = (vad.take_peak_db(), vad.voice_threshold_db());
-        reports.extend(meter.observe(peak, voice, Some(SINCE), now));
+        reports.extend(meter.observe(vad.take_heard(), Some(since), now));
     }
     (changes, reports)
 }
 
+fn started(changes: &[VoiceChange]) -> bool {
+    changes
+        .iter()
+        .any(|change| matches!(change, VoiceChange::Started { .. }))
+}
+
 #[test]
 fn an_echo_loud_enough_for_voice_raises_the_threshold_and_the_users_louder_voice_still_counts() {
-    let mut meter = EchoMeter::default();
-    meter.set_output_level(-20.0);
+    let mut meter = meter();
     let mut vad = detector();
-    // The agent's echo at -30 dBFS: voice to a detector that knows only the room's noise.
+    // The agent's echo at -30 dBFS, 10 dB under the player: voice to a detector that knows only
+    // the room's noise.
     let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -30.0);
     let [report] = reports.as_slice() else {
         panic!("one report: {reports:?}");
@@ -63,51 +91,72 @@ fn an_echo_loud_enough_for_voice_raises_the_threshold_and_the_users_louder_voice
     assert!((report.echo_db + 30.0).abs() < 0.5, "{report:?}");
     assert_eq!(report.return_loss_db.map(f64::round), Some(10.0));
     assert!(report.raised);
-    let floor = meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 1_000));
+    // The loudest echo to expect: the player's peak less the loss, -20 dBFS.
+    let floor = meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 2_000));
     assert!(
-        floor.is_some_and(|floor| (floor - (-30.0 + MARGIN_DB)).abs() < 0.5),
+        floor.is_some_and(|floor| (floor - (-20.0 + MARGIN_DB)).abs() < 0.5),
         "{floor:?}"
     );
-    // Past the measure: the same echo for seconds is not voice, and nothing is reported again.
+    // Past the measure: the echo at its loudest for seconds is not voice, and nothing is
+    // reported again.
     let start = SINCE.0 + MEASURE_MS + 40;
-    let (changes, reports) = sound(&mut meter, &mut vad, start, 3_000, -30.0);
+    let (changes, reports) = sound(&mut meter, &mut vad, start, 3_000, -20.0);
     assert!(reports.is_empty());
-    assert!(
-        !changes
-            .iter()
-            .any(|change| matches!(change, VoiceChange::Started { .. })),
-        "{changes:?}"
-    );
-    // The user, 10 dB louder than the echo: voice.
-    let (changes, _) = sound(&mut meter, &mut vad, start + 3_000, 400, -20.0);
-    assert!(
-        matches!(changes.first(), Some(VoiceChange::Started { .. })),
-        "{changes:?}"
-    );
-    // The agent silent: no echo floor at all.
-    assert_eq!(meter.voice_floor_db(None, Millis(start + 4_000)), None);
+    assert!(!started(&changes), "{changes:?}");
+    // The user, louder than the loudest echo by more than the margin: voice.
+    let (changes, _) = sound(&mut meter, &mut vad, start + 3_000, 400, -8.0);
+    assert!(started(&changes), "{changes:?}");
+}
+
+#[test]
+fn the_echos_tail_and_the_words_about_it_outlast_the_agents_sound() {
+    let mut meter = meter();
+    let mut vad = detector();
+    let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -30.0);
+    assert!(reports[0].raised);
+    let voice = vad.voice_threshold_db();
+    let last = Millis(SINCE.0 + MEASURE_MS);
+    assert!(meter.masks_words(Some(SINCE), last, voice));
+    // The agent fell silent: the echo's floor for its tail, then none; the provider's words
+    // about the echo are masked for their latency, then not.
+    assert!(meter.voice_floor_db(None, last.after(100)).is_some());
+    assert_eq!(meter.voice_floor_db(None, last.after(1_000)), None);
+    assert!(meter.masks_words(None, last.after(WORDS_TAIL_MS - 20), voice));
+    assert!(!meter.masks_words(None, last.after(WORDS_TAIL_MS + 20), voice));
 }
 
 #[test]
 fn a_cancelled_echo_changes_nothing() {
-    let mut meter = EchoMeter::default();
-    meter.set_output_level(-20.0);
+    let mut meter = meter();
     let mut vad = detector();
-    // What a working canceller leaves: barely above the room.
-    let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -66.0);
+    // What a working canceller leaves: under the room's noise.
+    let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -75.0);
     assert_eq!(reports.len(), 1);
-    assert!(!reports[0].raised);
-    assert!(reports[0].return_loss_db.is_some_and(|loss| loss > 40.0));
-    assert_eq!(
-        meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 2_000)),
-        None
-    );
+    assert!(!reports[0].raised, "{reports:?}");
+    assert!(reports[0].return_loss_db.is_some_and(|loss| loss > 50.0));
+    let voice = vad.voice_threshold_db();
+    assert!(!meter.masks_words(Some(SINCE), Millis(SINCE.0 + 2_000), voice));
     // The user's voice while the agent sounds: voice at once.
-    let (changes, _) = sound(&mut meter, &mut vad, SINCE.0 + 1_000, 200, -30.0);
-    assert!(
-        matches!(changes.first(), Some(VoiceChange::Started { .. })),
-        "{changes:?}"
-    );
+    let (changes, _) = sound(&mut meter, &mut vad, SINCE.0 + 2_000, 200, -30.0);
+    assert!(started(&changes), "{changes:?}");
+}
+
+#[test]
+fn a_user_who_spoke_over_one_start_does_not_pass_for_an_echo() {
+    let mut meter = meter();
+    let mut vad = detector();
+    // Three answers start with a cancelled echo; the user talks over the start of the third.
+    for (start, db) in [(10_000, -75.0), (20_000, -75.0), (30_000, -30.0)] {
+        let since = Millis(start);
+        sound_since(&mut meter, &mut vad, since, start, MEASURE_MS + 20, db);
+        vad.push(&tone(3_000, -75.0), |_| {}); // the answer goes on, the room is quiet
+        vad.take_heard();
+    }
+    let voice = vad.voice_threshold_db();
+    let later = Millis(40_000);
+    assert!(!meter.masks_words(Some(later), later, voice));
+    let (changes, _) = sound_since(&mut meter, &mut vad, later, 40_000 + MEASURE_MS, 300, -30.0);
+    assert!(started(&changes), "the user's voice counts: {changes:?}");
 }
 
 #[test]
@@ -117,12 +166,12 @@ fn without_a_canceller_nothing_is_voice_until_the_echo_is_measured() {
     assert_eq!(
         meter.voice_floor_db(Some(SINCE), SINCE),
         Some(f64::INFINITY),
-        "the first half second of the agent's sound is held"
+        "the first second of the agent's sound is held"
     );
     let mut vad = detector();
     let (changes, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -30.0);
     assert!(
-        changes.is_empty(),
+        !started(&changes),
         "the echo never started a voice: {changes:?}"
     );
     assert!(reports[0].raised);
@@ -130,10 +179,13 @@ fn without_a_canceller_nothing_is_voice_until_the_echo_is_measured() {
         reports[0].return_loss_db, None,
         "no level of the player known"
     );
-    let floor = meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 1_000));
-    assert!(floor.is_some_and(f64::is_finite));
-    // The agent sounds again after silence: measured again; the threshold never drops below the
-    // loudest echo measured.
+    // Without the player's level: the mean echo and what speech's peaks add to it.
+    let floor = meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 2_000));
+    assert!(
+        floor.is_some_and(|floor| floor > -30.0 + MARGIN_DB),
+        "{floor:?}"
+    );
+    // The agent sounds again after silence: measured again; the threshold stays.
     let again = Millis(SINCE.0 + 10_000);
     assert_eq!(meter.voice_floor_db(Some(again), again), floor);
 }
@@ -142,16 +194,60 @@ fn without_a_canceller_nothing_is_voice_until_the_echo_is_measured() {
 fn voice_that_comes_only_after_the_window_is_the_users() {
     // No frame came while the agent began to sound (audio sent in bursts): nothing is measured,
     // and the user's voice later is voice.
-    let mut meter = EchoMeter::default();
+    let mut meter = meter();
     let mut vad = detector();
     let (changes, reports) = sound(&mut meter, &mut vad, SINCE.0 + MEASURE_MS, 400, -20.0);
     assert!(reports.is_empty(), "{reports:?}");
-    assert!(
-        matches!(changes.first(), Some(VoiceChange::Started { .. })),
-        "{changes:?}"
-    );
+    assert!(started(&changes), "{changes:?}");
     assert_eq!(
         meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 2_000)),
         None
     );
+}
+
+/// A voice core speaking turn-1 since 1000 ms, its echo guard over by 1500 ms.
+fn speaking() -> VoiceCore {
+    let mut core = VoiceCore::new(VoiceConfig {
+        echo_guard_ms: 500,
+        ..VoiceConfig::new("Sorry?")
+    });
+    core.start();
+    core.on_final("tell me about the weather", Millis(0));
+    core.on_sentence("turn-1", "It is sunny all day long, and warm.", Millis(10));
+    core.on_playback_started("turn-1", Millis(1000));
+    while core.poll_action().is_some() {}
+    core
+}
+
+fn cut(core: &mut VoiceCore) -> Option<BargeInCause> {
+    std::iter::from_fn(|| core.poll_action()).find_map(|action| match action {
+        VoiceAction::Event(VoiceEvent::BargeIn { cause, .. }) => Some(cause),
+        _ => None,
+    })
+}
+
+#[test]
+fn words_while_the_echo_passes_for_voice_count_only_with_voice_heard_above_it() {
+    let mut core = speaking();
+    core.set_echo_masks_words(true);
+    // The provider transcribes the agent's echo: captions only, no cut, no turn.
+    core.on_partial("it is sunny all day long", Millis(2_000));
+    core.on_spoken_final("it is sunny all day long", Millis(2_100));
+    core.on_speech_start(Millis(2_200));
+    assert_eq!(cut(&mut core), None);
+    assert_eq!(core.state(), VoiceState::Speaking);
+    assert_eq!(core.current_turn(), Some("turn-1"));
+    // The user's voice over the echo, then their words: a cut and a new turn.
+    core.on_voice(true, Millis(3_000), 3_000);
+    core.on_voice(false, Millis(3_400), 3_400);
+    core.on_spoken_final("stop there please", Millis(4_000));
+    assert_eq!(cut(&mut core), Some(BargeInCause::Final));
+    assert_eq!(core.current_turn(), Some("turn-2"));
+}
+
+#[test]
+fn without_the_mask_the_providers_words_cut_as_before() {
+    let mut core = speaking();
+    core.on_partial("it is sunny all day long", Millis(2_000));
+    assert_eq!(cut(&mut core), Some(BargeInCause::Partial));
 }

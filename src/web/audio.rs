@@ -52,11 +52,12 @@ pub(crate) enum PlayerEvent {
     },
     /// Audio waits on a context the browser keeps suspended: `resume()` from a user gesture.
     NeedsGesture,
-    /// A whole buffer about to play has this level (RMS, dBFS).
-    Level(f64),
-    /// The context was closed under the engine (not by its own drop): nothing plays on it any
-    /// more. Reported once.
-    Closed,
+    /// A whole buffer about to play has this mean level and this loudest 10 ms (dBFS).
+    Level { mean_db: f64, peak_db: f64 },
+    /// The context was closed under the engine (not by its own drop), or runs with a clock that
+    /// stands still (`stalled`: iOS after an interruption): nothing plays on it any more.
+    /// Reported once.
+    Closed { stalled: bool },
 }
 
 pub(crate) type Sink = Box<dyn Fn(PlayerEvent)>;
@@ -225,18 +226,28 @@ impl AudioOut {
         (Some(seq), done)
     }
 
-    /// The level of a whole buffer about to play (RMS of its first channel, dBFS), for the
-    /// echo's return loss (V8).
+    /// The level of a whole buffer about to play, for the echo's return loss (V8): the mean
+    /// square of its first channel and its loudest 10 ms, in dBFS.
     fn report_level(&self, buffer: &AudioBuffer) {
         let Ok(samples) = buffer.get_channel_data(0) else {
             return;
         };
+        let block = ((buffer.sample_rate() / 100.0) as usize).max(1);
+        let (mut total, mut loudest) = (0.0, 0.0_f64);
+        for part in samples.chunks(block) {
+            let sum: f64 = part.iter().map(|s| f64::from(*s).powi(2)).sum();
+            total += sum;
+            loudest = loudest.max(sum / part.len() as f64);
+        }
         if samples.is_empty() {
             return;
         }
-        let mean_square =
-            samples.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>() / samples.len() as f64;
-        (self.sink)(PlayerEvent::Level(10.0 * mean_square.max(1e-12).log10()));
+        let db = |power: f64| 10.0 * power.max(1e-12).log10();
+        let mean = total / samples.len() as f64;
+        (self.sink)(PlayerEvent::Level {
+            mean_db: db(mean),
+            peak_db: db(loudest),
+        });
     }
 
     pub(crate) fn chunk_failed(&self, seq: u64) {
@@ -463,16 +474,43 @@ impl AudioOut {
 
     fn on_state_change(&self) {
         match self.context.state() {
-            AudioContextState::Running => self.needs_gesture_reported.set(false),
+            AudioContextState::Running => {
+                self.needs_gesture_reported.set(false);
+                self.watch_clock();
+            }
             AudioContextState::Closed => {
-                if !self.closed_reported.replace(true) {
-                    (self.sink)(PlayerEvent::Closed);
-                }
+                self.report_closed(false);
                 return;
             }
             _ => {}
         }
         self.flush();
+    }
+}
+
+/// How long a running context's clock may stand still after it (re)started before the context
+/// counts as dead: Safari on iOS has left `currentTime` frozen after `resume()` resolved.
+const STALL_CHECK_MS: i32 = 3000;
+
+impl AudioOut {
+    fn report_closed(&self, stalled: bool) {
+        if !self.closed_reported.replace(true) {
+            (self.sink)(PlayerEvent::Closed { stalled });
+        }
+    }
+
+    /// Checks, [`STALL_CHECK_MS`] after the context started running, that its clock moved.
+    fn watch_clock(&self) {
+        let started_at = self.context.current_time();
+        let weak = self.weak.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = JsFuture::from(crate::web::glue::delay(STALL_CHECK_MS)).await;
+            let Some(engine) = weak.upgrade() else { return };
+            let running = engine.context.state() == AudioContextState::Running;
+            if running && engine.context.current_time() <= started_at {
+                engine.report_closed(true);
+            }
+        });
     }
 }
 

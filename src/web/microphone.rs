@@ -14,13 +14,15 @@
 use crate::web::glue::settle_quietly;
 use crate::web::js_object::JsObject;
 use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
 use web_sys::{
     AudioContext, AudioContextOptions, AudioContextState, AudioWorkletNode,
-    AudioWorkletNodeOptions, Blob, BlobPropertyBag, MediaStream, MediaStreamAudioSourceNode,
-    MediaStreamConstraints, MediaStreamTrack, MediaStreamTrackState, MessageEvent, Url,
+    AudioWorkletNodeOptions, Blob, BlobPropertyBag, MediaDevices, MediaStream,
+    MediaStreamAudioSourceNode, MediaStreamConstraints, MediaStreamTrack, MediaStreamTrackState,
+    MessageEvent, Url,
 };
 
 #[wasm_bindgen(module = "/src/web/capture-worklet.js")]
@@ -65,7 +67,9 @@ pub(crate) enum WorkletSource {
 /// rejects the promise, as does the browser's (e.g. `NotAllowedError` when the user refused the
 /// microphone). A worklet that cannot load rejects with turnguard's `worklet_blocked` error,
 /// handed to `on_blocked` first. `on_lost` is called once, later, when every audio track of the
-/// stream has ended (unplugged, revoked, stopped): no frame comes after it.
+/// stream has ended (unplugged, revoked, stopped): no frame comes after it. For the default
+/// microphone (`stream` undefined), `on_default_moved` is called once when the browser's default
+/// input becomes another device (`devicechange`); this capture goes on until replaced.
 pub(crate) fn start(
     stream: JsValue,
     sample_rate: u32,
@@ -73,14 +77,22 @@ pub(crate) fn start(
     on_frame: impl FnMut(Vec<u8>) + 'static,
     adopt: impl FnOnce(Capture) -> Result<(), JsValue> + 'static,
     on_blocked: impl FnOnce(&JsValue) + 'static,
-    on_lost: impl FnOnce() + 'static,
+    lost: LostHandlers,
 ) -> Promise {
     future_to_promise(async move {
-        let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked, on_lost).await?;
+        let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked, lost).await?;
         // Dropping `capture` on the error path releases it.
         adopt(capture)?;
         Ok(JsValue::UNDEFINED)
     })
+}
+
+/// What a capture calls when its microphone goes away: `on_lost` when every track ended,
+/// `on_default_moved` (a capture of the default microphone only) when the default is another
+/// device now.
+pub(crate) struct LostHandlers {
+    pub(crate) on_lost: Box<dyn FnOnce()>,
+    pub(crate) on_default_moved: Box<dyn FnOnce()>,
 }
 
 /// A running capture; stopped when dropped.
@@ -95,6 +107,8 @@ pub(crate) struct Capture {
     /// Asks the tracks whether they ended, every [`TRACK_CHECK_MS`]: the interval's id and its
     /// callback.
     track_check: Option<(JsValue, Closure<dyn FnMut()>)>,
+    /// Follows the browser's default input, for a capture opened on it.
+    default_watch: Option<DefaultWatch>,
 }
 
 /// How often a capture asks its tracks whether they ended: a track stopped by the page, or one
@@ -107,8 +121,12 @@ async fn capture(
     worklet: &WorkletSource,
     mut on_frame: impl FnMut(Vec<u8>) + 'static,
     on_blocked: impl FnOnce(&JsValue),
-    on_lost: impl FnOnce() + 'static,
+    lost: LostHandlers,
 ) -> Result<Capture, JsValue> {
+    let LostHandlers {
+        on_lost,
+        on_default_moved,
+    } = lost;
     let owned = stream.is_undefined();
     let media: MediaStream = if owned {
         open_microphone().await?
@@ -135,6 +153,7 @@ async fn capture(
         node: None,
         _on_message: None,
         track_check: None,
+        default_watch: None,
     };
     let options = AudioContextOptions::new();
     options.set_latency_hint(&JsValue::from_str("interactive"));
@@ -153,6 +172,9 @@ async fn capture(
     capture.source = Some(source.clone());
     let node = AudioWorkletNode::new_with_options(&context, PROCESSOR, &node_options(sample_rate))?;
     capture.node = Some(node.clone());
+    if owned {
+        capture.default_watch = DefaultWatch::start(on_default_moved);
+    }
     let mut on_lost = Some(on_lost);
     let check = Closure::new(move || {
         if on_lost.is_some() && all_ended(&tracks) {
@@ -198,6 +220,88 @@ impl Capture {
         Reflect::get(&settings, &JsValue::from_str("echoCancellation"))
             .ok()?
             .as_bool()
+    }
+}
+
+/// Which device the browser's default audio input is, and a call when that changes.
+struct DefaultWatch {
+    devices: MediaDevices,
+    on_change: Closure<dyn FnMut()>,
+}
+
+/// The default input as last read (`None` until read), and the call to make when it moves.
+struct DefaultState {
+    known: Option<String>,
+    on_moved: Option<Box<dyn FnOnce()>>,
+}
+
+impl DefaultWatch {
+    fn start(on_moved: Box<dyn FnOnce()>) -> Option<DefaultWatch> {
+        let devices = web_sys::window()?.navigator().media_devices().ok()?;
+        let state = Rc::new(RefCell::new(DefaultState {
+            known: None,
+            on_moved: Some(on_moved),
+        }));
+        let read = {
+            let devices = devices.clone();
+            move || {
+                let (devices, state) = (devices.clone(), Rc::clone(&state));
+                spawn_local(async move {
+                    let Some(now) = default_input(&devices).await else {
+                        return;
+                    };
+                    let mut state = state.borrow_mut();
+                    let moved = state.known.as_ref().is_some_and(|known| *known != now);
+                    state.known = Some(now);
+                    let on_moved = if moved { state.on_moved.take() } else { None };
+                    drop(state);
+                    if let Some(on_moved) = on_moved {
+                        on_moved();
+                    }
+                });
+            }
+        };
+        read(); // the device the capture opened
+        let on_change = Closure::<dyn FnMut()>::new(read);
+        devices
+            .add_event_listener_with_callback("devicechange", on_change.as_ref().unchecked_ref())
+            .ok()?;
+        Some(DefaultWatch { devices, on_change })
+    }
+}
+
+impl Drop for DefaultWatch {
+    fn drop(&mut self) {
+        let _ = self.devices.remove_event_listener_with_callback(
+            "devicechange",
+            self.on_change.as_ref().unchecked_ref(),
+        );
+    }
+}
+
+/// Names the browser's default audio input: Chromium lists it as `deviceId` "default" (whose
+/// `groupId` and label are the device's), Firefox lists it first. `None` when the list is not
+/// readable or has no input.
+async fn default_input(devices: &MediaDevices) -> Option<String> {
+    let list = JsFuture::from(devices.enumerate_devices().ok()?)
+        .await
+        .ok()?;
+    let text = |device: &JsValue, field: &str| {
+        Reflect::get(device, &JsValue::from_str(field))
+            .ok()
+            .and_then(|value| value.as_string())
+            .unwrap_or_default()
+    };
+    let inputs: Vec<JsValue> = Array::from(&list)
+        .iter()
+        .filter(|device| text(device, "kind") == "audioinput")
+        .collect();
+    match inputs
+        .iter()
+        .find(|device| text(device, "deviceId") == "default")
+    {
+        Some(default) => Some(text(default, "groupId") + "\n" + &text(default, "label")),
+        None => inputs.first().map(|first| text(first, "deviceId")),
     }
 }
 

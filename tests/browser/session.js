@@ -972,7 +972,51 @@ const scenarios = {
       checkEvents(log, ["sunny", "still here"]);
       await session.stop();
       session.free();
+      await until(() => fresh[0].node.context.state === "closed", 3000, "free() closes the session's own context");
       return { heardMs: ended[0].heardMs };
+    });
+  },
+
+  // Issue 25: a context that says it runs again after an interruption but whose clock stands
+  // still (Safari on iOS after resume()) counts as closed: the turn is cut with what played, on
+  // that clock, and the next turn speaks in a new context. The frozen clock is made here by
+  // pinning the context's currentTime before it resumes.
+  async aContextWhoseClockStandsStillAfterResumeIsReplaced({ devstack, make }) {
+    return withAudio(async (_, sources) => {
+      const seen = observer();
+      // The session's own context, as on a phone: the one the browser interrupts.
+      const session = make({
+        routes: [route((input) => (input === "the weather?" ? "Sunny now. Then it rains for a while with wind from the west." : "Still here."))],
+        recoveryText: RECOVERY, synthesize: tts(devstack).synthesize, ...seen,
+      });
+      await session.start({ microphone: false });
+      session.sendText("the weather?");
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const [first] = sources.starts;
+      const context = first.node.context;
+      await untilAudioTime(context, first.when + first.duration * 0.5);
+      await context.suspend(); // interrupted (a call, a locked screen)
+      const frozen = context.currentTime;
+      Object.defineProperty(context, "currentTime", { get: () => frozen, configurable: true });
+      await context.resume();
+      await until(() => seen.log.events.some((e) => e.type === "output_closed"), 8000, "output_closed");
+      const log = seen.log.events;
+      const closed = log.find((e) => e.type === "output_closed");
+      assertEq([closed.replaced, closed.stalled], [true, true], "replaced, for a clock that stood still");
+      await until(() => context.state === "closed", 3000, "the stalled context of the session's own is closed");
+      assertEq(log.filter((e) => e.type === "barge_in").map((e) => e.cause), ["output_closed"], "cut, and not by the user");
+      const ended = log.find((e) => e.type === "playback_ended" && e.turnId === "s:turn-1");
+      const firstMs = first.duration * 1000;
+      assert(ended?.cut && ended.heardMs > firstMs * 0.3 && ended.heardMs < firstMs * 0.7, `heard: half the first sentence, on the stalled clock: ${JSON.stringify(ended)} of ${firstMs} ms`);
+      session.sendText("are you there?");
+      await until(() => log.some((e) => e.type === "playback_ended" && e.turnId === "s:turn-2"), 8000, "turn 2 played");
+      const fresh = sources.starts.filter((s) => s.node.context !== context);
+      assertEq(fresh.length, 1, "turn 2 played on another context");
+      assertEq(session.history[3]?.content, "Still here.", "turn 2's answer in the history");
+      await session.stop();
+      session.free();
+      await until(() => fresh[0].node.context.state === "closed", 3000, "free() closes the session's own context");
+      return { heardMs: ended.heardMs };
     });
   },
 
@@ -1089,6 +1133,57 @@ const scenarios = {
         session.free();
         return { gapMs: restored.gapMs };
       } finally {
+        restore();
+      }
+    });
+  },
+
+  // Issue 25: the default microphone becoming another device (`devicechange`; fake devices
+  // cannot be added at run time, so the list enumerateDevices returns names a new default) is
+  // followed: the new default opened, the old released, the socket untouched, and a new
+  // utterance answered. A devicechange that leaves the default where it was changes nothing.
+  async aNewDefaultMicrophoneIsFollowedWithoutLosingTheSession({ devstack, make }) {
+    return withAudio(async (context) => {
+      const { streams, restore } = recordUserMedia();
+      const enumerate = navigator.mediaDevices.enumerateDevices;
+      let defaultGroup = "built-in";
+      const devices = () => [
+        { kind: "audioinput", deviceId: "default", groupId: defaultGroup, label: `Default - ${defaultGroup}` },
+        { kind: "audioinput", deviceId: "built-in-id", groupId: "built-in", label: "Built-in" },
+        { kind: "audioinput", deviceId: "headset-id", groupId: "headset", label: "Headset" },
+      ];
+      navigator.mediaDevices.enumerateDevices = async () => devices();
+      try {
+        const app = backend(devstack);
+        const events = recorder();
+        const seen = observer();
+        const session = make({ routes: [route(() => "Hi.")], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize, audioContext: context, ...events, ...seen });
+        await session.start(); // the default microphone (fake device)
+        const bytes = async () => (await sttSession(devstack, app.sessions[0]))?.bytes ?? 0;
+        await until(async () => (await bytes()) > 16000, 8000, "audio flowing");
+        navigator.mediaDevices.dispatchEvent(new Event("devicechange"));
+        await sleep(300);
+        assertEq(streams.length, 1, "a devicechange that leaves the default opens nothing");
+        defaultGroup = "headset";
+        navigator.mediaDevices.dispatchEvent(new Event("devicechange"));
+        await until(() => seen.log.events.some((e) => e.type === "microphone_changed"), 5000, "microphone_changed");
+        const changed = seen.log.events.find((e) => e.type === "microphone_changed");
+        assert(Number.isFinite(changed.switchMs) && changed.switchMs >= 0, `the switch reported: ${JSON.stringify(changed)}`);
+        assertEq(streams.length, 2, "the new default was opened");
+        assert(streams[0].getAudioTracks().every((t) => t.readyState === "ended"), "the old microphone is released");
+        assert(streams[1].getAudioTracks().every((t) => t.readyState === "live"), "the new one is live");
+        assertEq(app.sessions.length, 1, "no new speech-to-text session");
+        const turnsBefore = events.log.turns.length;
+        const before = await bytes();
+        await until(async () => (await bytes()) > before + 32000, 8000, "audio flowing from the new default");
+        await until(() => events.log.turns.length > turnsBefore, 8000, "a new utterance's turn");
+        assert(!events.log.errors.some((e) => e.code === "microphone_lost"), `no microphone_lost: ${events.log.errors.map((e) => e.code)}`);
+        await session.stop();
+        assert(streams[1].getAudioTracks().every((t) => t.readyState === "ended"), "stop releases the new microphone");
+        session.free();
+        return { switchMs: changed.switchMs };
+      } finally {
+        navigator.mediaDevices.enumerateDevices = enumerate;
         restore();
       }
     });

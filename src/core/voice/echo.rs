@@ -1,31 +1,54 @@
 //! The agent's own voice in the microphone, measured at run time (V8).
 //!
-//! The browser's echo canceller usually leaves little of the agent in the captured audio; where it
-//! is off (`echoCancellation: false`), missing or weak, the voice detector would take the agent's
-//! echo for the user and pause, or cut, the agent. So the first `MEASURE_MS` after each time the
-//! agent starts to sound, the loudest block the microphone hears is the echo's level (the user
-//! rarely speaks in the first half second of an answer). Where that echo would count as voice,
-//! the detector's threshold rises above it, with `MARGIN_DB`, whenever the agent sounds; the user
-//! must then be louder than the agent's echo to pause it. The first measurement is reported once,
-//! with the return loss where the level of what the player plays is known.
+//! Where the browser's echo canceller is off, missing or weak, the microphone hears the agent, and
+//! the voice detector would take it for the user. That echo is the player's output come back
+//! through the room and the capture's gain: a copy of it, some decibels down (the *return loss*).
+//! The loss is measured on mean levels over the first `MEASURE_MS` each time the agent starts to
+//! sound (the user rarely speaks then, and a mean over a second does not care for the echo's
+//! delay): what the player played against what the microphone heard. While the agent sounds, and
+//! for `TAIL_MS` after (the echo's delay and the room's reverberation), the loudest echo to expect
+//! is the player's loudest 10 ms less that loss, and voice must be `MARGIN_DB` above it. The loss
+//! that holds is the median of the last `KEPT` measurements: a user who spoke over one start does
+//! not pass for a loud echo for the rest of the session, and a capture's gain control that raises
+//! the echo over time is followed. Where the expected echo is far below voice (a working
+//! canceller), nothing changes.
+//!
+//! The provider hears the echo too, and transcribes it: while the echo would pass for voice, words
+//! count only when the detector heard voice above the echo lately ([`EchoMeter::masks_words`]).
 
 use crate::core::time::Millis;
+use crate::core::voice::vad::Heard;
+use std::collections::VecDeque;
 
 /// How long after the agent starts to sound the echo is measured.
-pub const MEASURE_MS: u64 = 500;
-/// Above the echo by this much is voice while the agent sounds.
+pub const MEASURE_MS: u64 = 1000;
+/// Above the loudest expected echo by this much is voice while the agent sounds.
 pub const MARGIN_DB: f64 = 6.0;
+/// The echo outlasts the agent's sound by its delay and the room's reverberation.
+pub const TAIL_MS: u64 = 300;
+/// The provider's words about the echo come this long after it, at most (its latency).
+pub const WORDS_TAIL_MS: u64 = 2500;
+/// The measurements the loss is the median of.
+const KEPT: usize = 5;
 
 /// What the first measurement found (the `echo` event).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EchoReport {
-    /// The loudest 10 ms block the microphone heard while the agent sounded, in dBFS.
+    /// The mean level the microphone heard while the agent sounded, in dBFS.
     pub echo_db: f64,
-    /// The level of what the player played minus the echo's, in dB, where the player's level is
-    /// known (an answer of whole buffers): how much the room and the canceller took away.
+    /// The player's mean level minus the echo's, in dB, where the player's level is known:
+    /// how much the room and the canceller took away.
     pub return_loss_db: Option<f64>,
-    /// The echo would have counted as voice: the threshold rises while the agent sounds.
+    /// The echo would pass for voice: the threshold rises while the agent sounds.
     pub raised: bool,
+}
+
+/// A measurement under way: the playback start it belongs to, and the captured blocks' power.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    since: Millis,
+    power: f64,
+    blocks: u32,
 }
 
 /// The echo's level, measured each time the agent starts to sound.
@@ -33,14 +56,20 @@ pub struct EchoReport {
 pub struct EchoMeter {
     /// The browser said the capture has no echo canceller: every first window is held too.
     canceller_off: bool,
-    /// The level (dBFS, RMS) of the audio the player played last.
-    output_db: Option<f64>,
-    /// The window being measured: the playback start it belongs to and the loudest block so far.
-    window: Option<(Millis, f64)>,
+    /// The mean power of what the player plays, over every buffer so far, and their count.
+    output_power: f64,
+    output_buffers: u32,
+    /// The loudest 10 ms block of any buffer the player played (dBFS).
+    output_peak_db: Option<f64>,
+    window: Option<Window>,
     /// The playback start whose window was measured last.
     measured: Option<Millis>,
-    /// The loudest echo measured that counts as voice: the threshold while the agent sounds.
-    echo_floor_db: Option<f64>,
+    /// The last return losses measured (dB), where the player's level was known.
+    losses: VecDeque<f64>,
+    /// The last mean echoes measured (dBFS), for a player whose level is not known.
+    echoes: VecDeque<f64>,
+    /// When the agent was last heard to sound: its echo's tail follows.
+    sounded_at: Option<Millis>,
     reported: bool,
 }
 
@@ -50,64 +79,151 @@ impl EchoMeter {
         self.canceller_off = !on;
     }
 
-    /// The level of the audio the player plays (RMS over a buffer, dBFS).
-    pub fn set_output_level(&mut self, db: f64) {
-        if db.is_finite() {
-            self.output_db = Some(db);
+    /// A buffer the player is about to play: its mean level and its loudest 10 ms (dBFS).
+    pub fn on_output(&mut self, mean_db: f64, peak_db: f64) {
+        if !(mean_db.is_finite() && peak_db.is_finite()) {
+            return;
+        }
+        self.output_power += power(mean_db);
+        self.output_buffers = self.output_buffers.saturating_add(1);
+        self.output_peak_db = Some(self.output_peak_db.map_or(peak_db, |p| p.max(peak_db)));
+    }
+
+    /// The loudest echo to expect while the agent sounds (dBFS), once measured.
+    fn expected_echo_db(&self) -> Option<f64> {
+        match (self.output_peak_db, median(&self.losses)) {
+            (Some(peak), Some(loss)) => Some(peak - loss),
+            // Without the player's level: the mean echo, and what a speech peak adds to a mean.
+            _ => median(&self.echoes).map(|mean| mean + SPEECH_PEAK_OVER_MEAN_DB),
         }
     }
 
-    /// The least level that counts as voice now: `None` when the agent is silent or its echo
-    /// was never loud enough to matter; while the first window of a sounding agent is measured
-    /// with no canceller, nothing counts.
+    fn measuring(&self, sounding_since: Option<Millis>, now: Millis) -> bool {
+        sounding_since
+            .is_some_and(|since| now < since.after(MEASURE_MS) && self.measured != Some(since))
+    }
+
+    /// The agent sounds, or its echo's tail still may.
+    fn echoing(&self, sounding_since: Option<Millis>, now: Millis, tail_ms: u64) -> bool {
+        sounding_since.is_some() || self.sounded_at.is_some_and(|at| now < at.after(tail_ms))
+    }
+
+    /// The least level that counts as voice now: `None` when the agent is silent or no echo was
+    /// measured; while the first window of a sounding agent is measured with no canceller and
+    /// nothing was measured before, nothing counts.
     #[must_use]
     pub fn voice_floor_db(&self, sounding_since: Option<Millis>, now: Millis) -> Option<f64> {
-        let since = sounding_since?;
-        let measuring = now < since.after(MEASURE_MS) && self.measured != Some(since);
-        match self.echo_floor_db {
-            Some(floor) => Some(floor),
-            None if measuring && self.canceller_off => Some(f64::INFINITY),
+        if !self.echoing(sounding_since, now, TAIL_MS) {
+            return None;
+        }
+        match self.expected_echo_db() {
+            Some(echo) => Some(echo + MARGIN_DB),
+            None if self.canceller_off && self.measuring(sounding_since, now) => {
+                Some(f64::INFINITY)
+            }
             None => None,
         }
     }
 
-    /// The loudest block of one captured frame (`peak_db`), heard while the agent sounded since
-    /// `sounding_since` (`None`: silent or paused), when the detector took `voice_db` for voice.
-    /// Returns the first measurement, once per session.
+    /// Whether the provider's words now may be the agent's echo: it sounds (or did within
+    /// [`WORDS_TAIL_MS`]) and its echo would pass for voice to a detector whose own threshold is
+    /// `voice_db`. Such words count only with voice heard above the echo.
+    #[must_use]
+    pub fn masks_words(&self, sounding_since: Option<Millis>, now: Millis, voice_db: f64) -> bool {
+        if !self.echoing(sounding_since, now, WORDS_TAIL_MS) {
+            return false;
+        }
+        match self.expected_echo_db() {
+            Some(echo) => echo + MARGIN_DB >= voice_db,
+            None => self.canceller_off && self.measuring(sounding_since, now),
+        }
+    }
+
+    /// What the detector heard since the last call, while the agent sounded since
+    /// `sounding_since` (`None`: silent or paused). Returns the first measurement, once per
+    /// session.
     pub fn observe(
         &mut self,
-        peak_db: f64,
-        voice_db: f64,
+        heard: Heard,
         sounding_since: Option<Millis>,
         now: Millis,
     ) -> Option<EchoReport> {
         let since = sounding_since?;
+        self.sounded_at = Some(now);
         if self.measured == Some(since) {
             return None;
         }
-        let window = self.window.filter(|(start, _)| *start == since);
+        let window = self.window.filter(|window| window.since == since);
         if now < since.after(MEASURE_MS) {
-            let peak = window.map_or(peak_db, |(_, peak)| peak.max(peak_db));
-            self.window = Some((since, peak));
+            let mut window = window.unwrap_or(Window {
+                since,
+                power: 0.0,
+                blocks: 0,
+            });
+            window.power += heard.power;
+            window.blocks = window.blocks.saturating_add(heard.blocks);
+            self.window = Some(window);
             return None;
         }
         // The window is over: measured by the frames that came in it (this one came after), or
         // not at all when none did (audio that was not flowing then says nothing of the echo).
         self.window = None;
         self.measured = Some(since);
-        let (_, peak) = window?;
-        let raised = peak >= voice_db;
-        if raised {
-            let floor = peak + MARGIN_DB;
-            self.echo_floor_db = Some(self.echo_floor_db.map_or(floor, |old| old.max(floor)));
+        let window = window.filter(|window| window.blocks > 0)?;
+        // The room's own noise is in the mean too: what is left above it is the echo.
+        let mean = window.power / f64::from(window.blocks);
+        let echo_db = level_db(mean - power(heard.noise_db));
+        let output_db = (self.output_buffers > 0)
+            .then(|| level_db(self.output_power / f64::from(self.output_buffers)));
+        let loss = output_db.map(|output| output - echo_db);
+        if let Some(loss) = loss {
+            keep(&mut self.losses, loss);
         }
+        keep(&mut self.echoes, echo_db);
         if std::mem::replace(&mut self.reported, true) {
             return None;
         }
+        let raised = self
+            .expected_echo_db()
+            .is_some_and(|echo| echo + MARGIN_DB >= heard.voice_db);
         Some(EchoReport {
-            echo_db: peak,
-            return_loss_db: self.output_db.map(|output| output - peak),
+            echo_db,
+            return_loss_db: loss,
             raised,
         })
     }
+}
+
+/// Speech's loudest 10 ms stand about this far above its mean (espeak-ng's voices: 9 to 11 dB),
+/// for an echo whose player's level is not known.
+const SPEECH_PEAK_OVER_MEAN_DB: f64 = 12.0;
+
+fn keep(last: &mut VecDeque<f64>, value: f64) {
+    if last.len() == KEPT {
+        last.pop_front();
+    }
+    last.push_back(value);
+}
+
+/// The middle value (the lower of the two middle ones for an even count): the one with as many
+/// values below it as that position. (Five values at most: no sort is worth its code here.)
+fn median(values: &VecDeque<f64>) -> Option<f64> {
+    let middle = values.len().saturating_sub(1) / 2;
+    values.iter().enumerate().find_map(|(i, value)| {
+        let below = values
+            .iter()
+            .enumerate()
+            .filter(|(j, other)| *other < value || (*other == value && *j < i))
+            .count();
+        (below == middle).then_some(*value)
+    })
+}
+
+fn power(db: f64) -> f64 {
+    10f64.powf(db / 10.0)
+}
+
+/// dBFS of a mean square; -120 for nothing at all.
+fn level_db(power: f64) -> f64 {
+    10.0 * power.max(1e-12).log10()
 }

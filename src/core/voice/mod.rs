@@ -78,6 +78,9 @@ pub struct VoiceCore {
     /// When the agent paused the current turn for the user's voice, until the turn is cut or
     /// resumes, or ends (V7).
     paused_at: Option<Millis>,
+    /// The agent's echo would pass for voice now (V8): the provider's words count only with the
+    /// detector's voice heard lately.
+    echo_masks_words: bool,
 }
 
 impl VoiceCore {
@@ -100,6 +103,7 @@ impl VoiceCore {
             voice_started: None,
             voice_ended_at: None,
             paused_at: None,
+            echo_masks_words: false,
         }
     }
 
@@ -140,9 +144,11 @@ impl VoiceCore {
     /// shorter than `min_partial_chars` inside the echo guard is the agent's own echo (V4): a
     /// caption only, no barge-in and no turn. (Measured: a converging echo canceller lets the
     /// agent's first syllables through as a one- or two-word final within the first second.)
+    /// So is any final while the echo would pass for voice and the detector heard none (V8).
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) {
         let short = text.trim().chars().count() < self.config.min_partial_chars;
-        if short && self.in_echo_guard(now) && !self.state.is_terminal() {
+        let echo = (short && self.in_echo_guard(now)) || self.words_masked(now);
+        if echo && !self.state.is_terminal() {
             self.push(VoiceAction::Caption {
                 text: text.to_owned(),
                 is_final: true,
@@ -223,9 +229,24 @@ impl VoiceCore {
             let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
             long_enough && !self.in_echo_guard(now)
         };
-        if confirms && !backchannel {
+        if confirms && !backchannel && !self.words_masked(now) {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
+    }
+
+    /// Whether the agent's echo would pass for voice now (V8, from the echo's measure).
+    pub fn set_echo_masks_words(&mut self, masks: bool) {
+        self.echo_masks_words = masks;
+    }
+
+    /// The provider's words now are taken for the agent's echo (V8): its echo would pass for
+    /// voice, and the detector heard no voice above it within the words' latency.
+    fn words_masked(&self, now: Millis) -> bool {
+        let voice_lately = self.voice_heard()
+            || self
+                .voice_ended_at
+                .is_some_and(|ended| now < ended.after(echo::WORDS_TAIL_MS));
+        self.echo_masks_words && !voice_lately
     }
 
     /// The page's voice detector heard the user start (`speaking`) or stop, at `at` (the
@@ -249,7 +270,7 @@ impl VoiceCore {
     /// The provider heard the user start: a pause unless within the echo guard of a playback
     /// (V4, V7). Only the user's words or voice turn a pause into a cut.
     pub fn on_speech_start(&mut self, now: Millis) {
-        if !self.in_echo_guard(now) {
+        if !self.in_echo_guard(now) && !self.words_masked(now) {
             self.pause_for(PauseCause::SpeechStart, now);
         }
     }

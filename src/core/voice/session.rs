@@ -82,9 +82,10 @@ impl SessionCore {
         self.echo.set_canceller(on);
     }
 
-    /// The level (RMS, dBFS) of audio the player is about to play, for the echo's return loss.
-    pub fn set_output_level(&mut self, db: f64) {
-        self.echo.set_output_level(db);
+    /// A buffer the player is about to play: its mean level and its loudest 10 ms (dBFS), for the
+    /// echo's return loss (V8).
+    pub fn on_output_level(&mut self, mean_db: f64, peak_db: f64) {
+        self.echo.on_output(mean_db, peak_db);
     }
 
     /// Turns preemptive attempts on (T17): the provider's eager end of turn or, where the
@@ -415,11 +416,12 @@ impl SessionCore {
             vad.set_echo_floor_db(self.echo.voice_floor_db(sounding, now));
             vad.push(&pcm, |change| changes.push(change));
             heard_ms = vad.audio_ms();
-            let peak_db = vad.take_peak_db();
-            let voice_db = vad.voice_threshold_db();
-            if let Some(report) = self.echo.observe(peak_db, voice_db, sounding, now) {
+            let heard = vad.take_heard();
+            if let Some(report) = self.echo.observe(heard, sounding, now) {
                 self.voice.report_echo(report);
             }
+            let masked = self.echo.masks_words(sounding, now, heard.voice_db);
+            self.voice.set_echo_masks_words(masked);
         }
         for change in changes {
             let (speaking, audio_ms) = match change {

@@ -34,6 +34,17 @@ pub enum VoiceChange {
     Ended { at_ms: u64 },
 }
 
+/// The blocks heard over a while ([`VoiceDetector::take_heard`]), for the echo's measure (V8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Heard {
+    /// The blocks' mean squares, summed, and how many blocks.
+    pub power: f64,
+    pub blocks: u32,
+    /// The noise floor and the least level of voice now (dBFS).
+    pub noise_db: f64,
+    pub voice_db: f64,
+}
+
 /// The detector's state. Feed it PCM16 with [`VoiceDetector::push`].
 #[derive(Clone, Debug)]
 pub struct VoiceDetector {
@@ -54,8 +65,8 @@ pub struct VoiceDetector {
     odd_byte: Option<u8>,
     /// Quieter than this is not voice either: the agent's echo while it sounds (V8).
     echo_floor_db: Option<f64>,
-    /// The loudest block since the last [`VoiceDetector::take_peak_db`].
-    peak_db: f64,
+    /// The blocks' summed power (mean squares) and count since [`VoiceDetector::take_heard`].
+    heard: (f64, u32),
 }
 
 impl VoiceDetector {
@@ -75,7 +86,7 @@ impl VoiceDetector {
             last_voiced_end: 0,
             odd_byte: None,
             echo_floor_db: None,
-            peak_db: f64::NEG_INFINITY,
+            heard: (0.0, 0),
         }
     }
 
@@ -102,9 +113,15 @@ impl VoiceDetector {
         self.echo_floor_db = db;
     }
 
-    /// The loudest block since the last call (dBFS), then starts again.
-    pub fn take_peak_db(&mut self) -> f64 {
-        std::mem::replace(&mut self.peak_db, f64::NEG_INFINITY)
+    /// What was heard since the last call, and the levels it is judged by now.
+    pub fn take_heard(&mut self) -> Heard {
+        let (power, blocks) = std::mem::take(&mut self.heard);
+        Heard {
+            power,
+            blocks,
+            noise_db: self.floor_db,
+            voice_db: self.voice_threshold_db(),
+        }
     }
 
     /// Milliseconds of audio seen.
@@ -135,6 +152,7 @@ impl VoiceDetector {
                 let mean = self.energy / self.filled as f64;
                 self.energy = 0.0;
                 self.filled = 0;
+                self.heard = (self.heard.0 + mean, self.heard.1.saturating_add(1));
                 if let Some(change) = self.block(level_db(mean)) {
                     changed(change);
                 }
@@ -147,7 +165,6 @@ impl VoiceDetector {
         self.blocks += 1;
         let voiced = level >= self.voice_threshold_db()
             && self.echo_floor_db.map_or(true, |echo| level >= echo);
-        self.peak_db = self.peak_db.max(level);
         self.follow_floor(level);
         if voiced == self.speaking {
             self.run = 0;

@@ -142,8 +142,12 @@ impl Shared {
 
     /// The audio output's context was closed under the session; `replaced`: speech goes on in a
     /// new one.
-    pub(super) fn emit_output_closed(&self, replaced: bool) {
-        self.emit(event(self, "output_closed").set("replaced", replaced));
+    pub(super) fn emit_output_closed(&self, replaced: bool, stalled: bool) {
+        self.emit(
+            event(self, "output_closed")
+                .set("replaced", replaced)
+                .set("stalled", stalled),
+        );
     }
 
     pub(super) fn emit_playback_started(&self, turn_id: &str) {

@@ -232,9 +232,10 @@ impl Shared {
                 let callback = &self.callbacks.on_needs_gesture;
                 self.call("onNeedsGesture", callback, Args::None, None);
             }
-            PlayerEvent::Closed => self.on_output_closed(),
-            PlayerEvent::Level(db) => {
-                self.driver.update(|core, _| core.set_output_level(db));
+            PlayerEvent::Closed { stalled } => self.on_output_closed(stalled),
+            PlayerEvent::Level { mean_db, peak_db } => {
+                self.driver
+                    .update(|core, _| core.on_output_level(mean_db, peak_db));
             }
             PlayerEvent::End(turn_id, heard_ms) => {
                 if !self.stopping.get() {
@@ -255,7 +256,7 @@ impl Shared {
     /// the device): the current turn is cut with what played of it, then speech goes on in a new
     /// context of the session's own at the default output. A turn cannot go on in the new context
     /// from where it stood: its audio was scheduled on the closed one.
-    fn on_output_closed(self: &Rc<Self>) {
+    fn on_output_closed(self: &Rc<Self>, stalled: bool) {
         driver::input(self, |core, now| core.on_output_closed(now));
         let this = self.this.clone();
         let sink: Sink = Box::new(move |event| {
@@ -269,12 +270,12 @@ impl Shared {
                 true
             }
             Err(cause) => {
-                let message = "the session's AudioContext was closed and a new one could not be made: no more speech plays";
+                let message = "the session's AudioContext was closed, or its clock stood still, and a new one could not be made: no more speech plays";
                 self.report_error(&coded_error(message, Some(&cause), "audio_closed", false));
                 false
             }
         };
-        self.emit_output_closed(replaced);
+        self.emit_output_closed(replaced, stalled);
     }
 
     /// How long a `synthesize` (or a stream between two of its reads) may bring nothing.

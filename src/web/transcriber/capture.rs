@@ -12,7 +12,7 @@ use crate::web::convert::coded_error;
 use crate::web::driver::Host as _;
 use crate::web::glue::delay;
 use crate::web::js_object::JsObject;
-use crate::web::microphone::{self, Capture, WorkletSource};
+use crate::web::microphone::{self, Capture, LostHandlers, WorkletSource};
 use js_sys::{Int16Array, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -44,12 +44,14 @@ impl TranscriberIo {
         // Only a microphone the transcriber opened itself is opened again when lost; an app's
         // stream is the app's.
         let reopen = stream.is_undefined().then(|| worklet.clone());
-        let (on_frame, on_capture, on_blocked, on_lost) = (
+        let (on_frame, on_capture, on_blocked, on_lost, on_moved) = (
+            host.weak_host(),
             host.weak_host(),
             host.weak_host(),
             host.weak_host(),
             host.weak_host(),
         );
+        let follow = reopen.clone();
         microphone::start(
             stream,
             self.sample_rate,
@@ -72,14 +74,54 @@ impl TranscriberIo {
                     host.report_error(error);
                 }
             },
-            move || {
-                if let Some(host) = on_lost.upgrade() {
-                    if let Some(io) = host.transcriber_io() {
-                        io.capture_lost(host.as_ref(), id, reopen);
+            LostHandlers {
+                on_lost: Box::new(move || {
+                    if let Some(host) = on_lost.upgrade() {
+                        if let Some(io) = host.transcriber_io() {
+                            io.capture_lost(host.as_ref(), id, reopen);
+                        }
                     }
-                }
+                }),
+                on_default_moved: Box::new(move || {
+                    if let (Some(host), Some(worklet)) = (on_moved.upgrade(), follow) {
+                        if let Some(io) = host.transcriber_io() {
+                            io.follow_default(host.as_ref(), id, worklet);
+                        }
+                    }
+                }),
             },
         )
+    }
+
+    /// The browser's default microphone is another device now, and the capture was opened on
+    /// the default: the new default is opened, and replaces the old capture once it runs (no
+    /// gap: the old one captures until then). Where it cannot be opened, the old capture is
+    /// released and the microphone counts as lost (opened again with backoff).
+    fn follow_default(&self, host: &AnyTranscriberHost, id: u32, worklet: WorkletSource) {
+        if self.io.borrow().capture_id != id || !accepts_audio(host) {
+            return;
+        }
+        let opening = self.attach_microphone(host, JsValue::UNDEFINED, worklet.clone());
+        let opened_id = self.io.borrow().capture_id;
+        let weak = host.weak_host();
+        let asked_at = js_sys::Date::now();
+        spawn_local(async move {
+            let opened = JsFuture::from(opening).await;
+            let Some(host) = weak.upgrade() else { return };
+            let Some(io) = host.transcriber_io() else {
+                return;
+            };
+            match opened {
+                Ok(_) => host.report_event(JsObject::new().set("type", "microphone_changed").set(
+                    "switchMs",
+                    (js_sys::Date::now() - asked_at).max(0.0).round(),
+                )),
+                Err(_) if accepts_audio(host.as_ref()) => {
+                    io.capture_lost(host.as_ref(), opened_id, Some(worklet));
+                }
+                Err(_) => {}
+            }
+        });
     }
 
     /// The capture's tracks ended: a non-terminal `microphone_lost`, the capture released, and a

@@ -214,7 +214,18 @@ export interface MicrophoneRestoredEvent {
   attempts: number;
 }
 
-export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent | MicrophoneRestoredEvent | CallbackErrorEvent;
+/**
+ * The browser's default microphone became another device (`devicechange`) while the transcriber
+ * captured the default: the new one captures now, `switchMs` after the change was seen (the old
+ * one captured until then).
+ */
+export interface MicrophoneChangedEvent {
+  type: "microphone_changed";
+  at: number;
+  switchMs: number;
+}
+
+export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent | MicrophoneRestoredEvent | MicrophoneChangedEvent | CallbackErrorEvent;
 
 /**
  * Creates a live session, normally by calling the app's own backend (which does `POST /v2/live`
