@@ -226,26 +226,29 @@ impl AudioOut {
         (Some(seq), done)
     }
 
-    /// The level of a whole buffer about to play, for the echo's return loss (V8): the mean
-    /// square of its first channel and its loudest 10 ms, in dBFS.
+    /// The level of a whole buffer about to play, for the echo's return loss (V8).
     fn report_level(&self, buffer: &AudioBuffer) {
-        let Ok(samples) = buffer.get_channel_data(0) else {
+        if let Ok(samples) = buffer.get_channel_data(0) {
+            self.report_samples_level(&samples, buffer.sample_rate());
+        }
+    }
+
+    /// The level of audio about to play (its first channel): its mean square and its loudest
+    /// 10 ms, in dBFS.
+    pub(crate) fn report_samples_level(&self, samples: &[f32], sample_rate: f32) {
+        if samples.is_empty() {
             return;
-        };
-        let block = ((buffer.sample_rate() / 100.0) as usize).max(1);
+        }
+        let block = ((sample_rate / 100.0) as usize).max(1);
         let (mut total, mut loudest) = (0.0, 0.0_f64);
         for part in samples.chunks(block) {
             let sum: f64 = part.iter().map(|s| f64::from(*s).powi(2)).sum();
             total += sum;
             loudest = loudest.max(sum / part.len() as f64);
         }
-        if samples.is_empty() {
-            return;
-        }
         let db = |power: f64| 10.0 * power.max(1e-12).log10();
-        let mean = total / samples.len() as f64;
         (self.sink)(PlayerEvent::Level {
-            mean_db: db(mean),
+            mean_db: db(total / samples.len() as f64),
             peak_db: db(loudest),
         });
     }

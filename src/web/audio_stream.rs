@@ -205,6 +205,9 @@ impl AudioOut {
             }
         }
         if self.schedule.borrow_mut().append(seq, buffer.duration()) {
+            if let Some(first) = channels.first() {
+                self.report_samples_level(first, spec.sample_rate);
+            }
             let mut buffers = self.buffers.borrow_mut();
             match buffers.get_mut(&seq) {
                 Some(parts) => parts.push_back(buffer),

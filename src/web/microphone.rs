@@ -53,6 +53,18 @@ pub(crate) fn is_media_stream(value: &JsValue) -> bool {
     defined && value.is_instance_of::<MediaStream>()
 }
 
+/// Whether `value` is a `MediaStream` of another window or frame (`instanceof` fails across
+/// realms): it must not pass for an options object.
+pub(crate) fn is_foreign_media_stream(value: &JsValue) -> bool {
+    value.is_object()
+        && !is_media_stream(value)
+        && value
+            .unchecked_ref::<js_sys::Object>()
+            .to_string()
+            .as_string()
+            .is_some_and(|tag| tag == "[object MediaStream]")
+}
+
 /// Where the capture worklet comes from.
 #[derive(Clone)]
 pub(crate) enum WorkletSource {

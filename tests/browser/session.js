@@ -1106,6 +1106,14 @@ const scenarios = {
         const seen = observer();
         const session = make({ routes: [route(() => "Hi.")], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize, audioContext: context, ...events, ...seen });
         await assertThrows(() => session.attachMicrophone(new MediaStream()), TypeError, /no audio track/, "a stream without audio");
+        // A stream of another window or frame (another realm) is not taken for an options object.
+        const frame = document.createElement("iframe");
+        document.body.append(frame);
+        const foreign = new frame.contentWindow.MediaStream();
+        await assertThrows(() => session.attachMicrophone(foreign), TypeError, /another window or frame/, "a stream of another window");
+        await assertThrows(() => session.attachMicrophone({ stream: foreign }), TypeError, /another window or frame/, "options.stream of another window");
+        frame.remove();
+        assertEq(streams.length, 0, "no microphone opened for them");
         const ended = await original.call(navigator.mediaDevices, { audio: true });
         ended.getAudioTracks().forEach((track) => track.stop());
         await assertThrows(() => session.attachMicrophone(ended), TypeError, /has ended/, "an ended track");

@@ -81,6 +81,9 @@ fn worklet_url(fields: &Fields<'_>) -> Result<Option<String>, JsValue> {
     }
 }
 
+/// A `MediaStream` made in another window or frame cannot be captured from this page's.
+const FOREIGN_STREAM: &str = "the MediaStream belongs to another window or frame: pass one from this page's navigator.mediaDevices.getUserMedia()";
+
 /// `attachMicrophone(stream?, options?)` or `attachMicrophone(options)` with `options.stream`:
 /// the stream (`undefined` for the default microphone) and where the worklet comes from
 /// (`default`, the constructor's `workletUrl`, unless the call names one).
@@ -96,6 +99,9 @@ pub(crate) fn parse_microphone_args(
     };
     let first = first.unwrap_or(JsValue::UNDEFINED);
     let second = second.unwrap_or(JsValue::UNDEFINED);
+    if microphone::is_foreign_media_stream(&first) {
+        return Err(type_error(FOREIGN_STREAM));
+    }
     let (stream, options) = if first.is_undefined() || microphone::is_media_stream(&first) {
         (first, second)
     } else if first.is_object() && second.is_undefined() {
@@ -104,6 +110,9 @@ pub(crate) fn parse_microphone_args(
     } else {
         return Err(type_error("stream must be a MediaStream"));
     };
+    if microphone::is_foreign_media_stream(&stream) {
+        return Err(type_error(FOREIGN_STREAM));
+    }
     if !stream.is_undefined() && !microphone::is_media_stream(&stream) {
         return Err(type_error("options.stream must be a MediaStream"));
     }
