@@ -400,3 +400,67 @@ fn the_voice_detector_reports_speech_and_a_guess_waits_for_its_silence() {
     let reported = latencies(&drain(&mut s));
     assert_eq!(reported[0].speech_end_at, Some(Millis(1_100)));
 }
+
+fn barge_ins(actions: &[SessionAction]) -> usize {
+    actions
+        .iter()
+        .filter(|action| {
+            matches!(
+                action,
+                SessionAction::Voice(VoiceAction::Event(VoiceEvent::BargeIn { .. }))
+            )
+        })
+        .count()
+}
+
+fn echo_raised(actions: &[SessionAction]) -> Option<bool> {
+    actions.iter().find_map(|action| match action {
+        SessionAction::Voice(VoiceAction::Event(VoiceEvent::Echo { raised, .. })) => Some(*raised),
+        _ => None,
+    })
+}
+
+/// V8 in a whole session: without a canceller the agent's answer comes back louder than it was
+/// played (a capture's gain control). The provider's words about that echo cut nothing while it
+/// sounds, and after it a still partial starts no preemptive attempt and the final no turn.
+#[test]
+fn an_echo_that_passes_for_voice_cuts_nothing_and_starts_no_turn() {
+    let mut s = session(&GLADIA);
+    s.set_echo_canceller(false); // what the capture's getSettings() says
+    feed(&mut s, 0, 500, false);
+    let calls = route_calls(&hear(&mut s, &gladia("What time is it?", true), 600));
+    s.ladder_at(Millis(700))
+        .on_attempt_chunk(&calls[0], "It is noon.", Millis(700));
+    s.ladder_at(Millis(700))
+        .on_stream_end(&calls[0], Millis(700));
+    let job = job_of(&drain(&mut s));
+    s.on_output_level(-20.0, -10.0);
+    s.voice_at(Millis(800))
+        .on_synthesized(job, true, Millis(800));
+    s.voice_at(Millis(800))
+        .on_playback_started("s:turn-1", Millis(800));
+    drain(&mut s);
+    // The agent sounds; the microphone hears it (a tone at -13.5 dBFS).
+    let actions = feed(&mut s, 800, 1_400, true);
+    assert_eq!(
+        echo_raised(&actions),
+        Some(true),
+        "the echo passes for voice"
+    );
+    assert!(voice_events(&actions).is_empty(), "the echo is no voice");
+    let mut actions = hear(&mut s, &gladia("it is new", false), 2_200);
+    actions.extend(hear(&mut s, &gladia("it is noon", true), 2_300));
+    assert_eq!(barge_ins(&actions), 0, "the echo's words cut nothing");
+    // The answer ends; the recognizer's words about its echo come on after it.
+    s.voice_at(Millis(2_400)).on_chunk_ended(job, Millis(2_400));
+    drain(&mut s);
+    let mut actions = feed(&mut s, 2_400, 200, false);
+    actions.extend(hear(&mut s, &gladia("it is noon and", false), 2_600));
+    actions.extend(wait(&mut s, 2_600 + SILENCE_MS + 50));
+    actions.extend(hear(&mut s, &gladia("It is noon and.", true), 3_100));
+    assert!(route_calls(&actions).is_empty(), "no guess, no turn");
+    // The user, after the words' tail: a turn as always.
+    feed(&mut s, 3_100, 2_600, false);
+    let actions = hear(&mut s, &gladia("Thanks!", true), 5_800);
+    assert_eq!(route_calls(&actions).len(), 1);
+}

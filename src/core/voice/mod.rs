@@ -147,7 +147,7 @@ impl VoiceCore {
     /// So is any final while the echo would pass for voice and the detector heard none (V8).
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) {
         let short = text.trim().chars().count() < self.config.min_partial_chars;
-        let echo = (short && self.in_echo_guard(now)) || self.words_masked(now);
+        let echo = (short && self.in_echo_guard(now)) || self.words_are_echo(now);
         if echo && !self.state.is_terminal() {
             self.push(VoiceAction::Caption {
                 text: text.to_owned(),
@@ -229,7 +229,7 @@ impl VoiceCore {
             let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
             long_enough && !self.in_echo_guard(now)
         };
-        if confirms && !backchannel && !self.words_masked(now) {
+        if confirms && !backchannel && !self.words_are_echo(now) {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
     }
@@ -241,7 +241,8 @@ impl VoiceCore {
 
     /// The provider's words now are taken for the agent's echo (V8): its echo would pass for
     /// voice, and the detector heard no voice above it within the words' latency.
-    fn words_masked(&self, now: Millis) -> bool {
+    #[must_use]
+    pub fn words_are_echo(&self, now: Millis) -> bool {
         let voice_lately = self.voice_heard()
             || self
                 .voice_ended_at
@@ -270,7 +271,7 @@ impl VoiceCore {
     /// The provider heard the user start: a pause unless within the echo guard of a playback
     /// (V4, V7). Only the user's words or voice turn a pause into a cut.
     pub fn on_speech_start(&mut self, now: Millis) {
-        if !self.in_echo_guard(now) && !self.words_masked(now) {
+        if !self.in_echo_guard(now) && !self.words_are_echo(now) {
             self.pause_for(PauseCause::SpeechStart, now);
         }
     }

@@ -210,7 +210,11 @@ impl SessionCore {
     /// while the session listens: while it thinks or speaks, the user's words are a barge-in.
     fn guess(&mut self, guess: Option<Guess>, now: Millis) {
         match guess {
-            Some(Guess::Start(text)) if self.voice.state() == VoiceState::Listening => {
+            // Words that are the agent's echo guess nothing (V8).
+            Some(Guess::Start(text))
+                if self.voice.state() == VoiceState::Listening
+                    && !self.voice.words_are_echo(now) =>
+            {
                 let turn_id = self.voice.next_turn_id();
                 if let Ok(turn::Preempted::Started) =
                     self.ladder_at(now).start_preemptive(&turn_id, &text, now)
@@ -345,7 +349,12 @@ impl SessionCore {
                 if let Some(eager) = &mut self.eager {
                     eager.on_final();
                 }
+                let echo = self.voice.words_are_echo(now);
                 self.voice_at(now).on_spoken_final(&text, now);
+                if echo {
+                    // No turn comes of it: a guess made before the words were echo goes.
+                    self.guess(Some(Guess::Withdraw), now);
+                }
                 None
             }
             transcriber::Action::SpeechStart { .. } => {
