@@ -14,7 +14,7 @@
 //! - **An exception cannot wedge it.** Every JS call a shell makes while pumping is a `catch`
 //!   binding or cannot throw, so a throwing app object is a value, never an unwinding that would
 //!   leave the pump flag set; the core is reached through `try_borrow*`, so nothing can trap.
-//! - **Late timers do not stretch deadlines.** Every pump first runs what is already due, so a
+//! - **Late timers do not stretch deadlines.** Every input first runs what is already due, so a
 //!   throttled timer (a hidden tab) holds nothing back while inputs come.
 //! - **Disposal is final.** After [`dispose`] the timer is cleared and never armed again.
 
@@ -105,16 +105,19 @@ impl<M: Machine + 'static> Driver<M> {
     /// Feeds the core one input at the current time. `None` only if the core is borrowed, which
     /// the no-borrow-across-JS rule rules out; it is a value rather than a trap all the same.
     pub(crate) fn update<R>(&self, input: impl FnOnce(&mut M, Millis) -> R) -> Option<R> {
-        let now = self.clock.now();
-        let mut machine = self.machine.try_borrow_mut().ok()?;
+        let (mut machine, now) = self.lend()?;
         Some(input(&mut machine, now))
     }
 
     /// Lends the core for one input at the current time (`None` only while it is borrowed, as
-    /// for [`Driver::update`]). Give it back before any JS runs.
+    /// for [`Driver::update`]), what was already due run first. Give it back before any JS runs.
     pub(crate) fn lend(&self) -> Option<(RefMut<'_, M>, Millis)> {
         let now = self.clock.now();
-        Some((self.machine.try_borrow_mut().ok()?, now))
+        let mut machine = self.machine.try_borrow_mut().ok()?;
+        if !self.disposed.get() {
+            run_overdue(&mut *machine, now);
+        }
+        Some((machine, now))
     }
 
     /// Lends the core for reading.
@@ -130,23 +133,6 @@ impl<M: Machine + 'static> Driver<M> {
 
     pub(crate) fn is_disposed(&self) -> bool {
         self.disposed.get()
-    }
-
-    /// A deadline the timer should have met already: a hidden tab's throttled timers (once a
-    /// second, or a minute after five hidden minutes in Chrome) fire late, but inputs such as the
-    /// capture worklet's audio frames keep coming, and each one runs what is due.
-    fn run_overdue(&self) {
-        if self.disposed.get() {
-            return;
-        }
-        let now = self.clock.now();
-        if self
-            .read(M::poll_timeout)
-            .flatten()
-            .is_some_and(|due| due <= now)
-        {
-            self.update(|machine, now| machine.handle_timeout(now));
-        }
     }
 
     fn next_action(&self) -> Option<M::Action> {
@@ -173,7 +159,6 @@ pub(crate) fn pump<S: Shell>(shell: &Rc<S>) {
     if driver.pumping.replace(true) {
         return;
     }
-    driver.run_overdue();
     loop {
         // A statement of its own, so the borrow ends before `perform` runs any JS.
         let action = driver.next_action();
@@ -206,6 +191,17 @@ pub(crate) fn dispose<S: Shell>(shell: &Rc<S>, last_input: impl FnOnce(&mut S::M
     driver.update(last_input);
     pump(shell);
     driver.timer.cancel();
+}
+
+/// A deadline the timer should have met already runs before the input that finds it: a hidden
+/// tab's throttled timers (once a second, or a minute after five hidden minutes in Chrome) fire
+/// late, but inputs such as the capture worklet's audio frames keep coming. Before the input, not
+/// after it: an input's own actions (an attempt it starts) are performed before any of its
+/// deadlines can pass.
+fn run_overdue<M: Machine>(machine: &mut M, now: Millis) {
+    if machine.poll_timeout().is_some_and(|due| due <= now) {
+        machine.handle_timeout(now);
+    }
 }
 
 fn on_timer<S: Shell>(shell: &Rc<S>) {
