@@ -9,6 +9,7 @@
 //! the engine (or free its owner).
 
 use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
+use crate::core::voice::vad::level_db;
 use crate::web::convert::{range_error, type_error};
 use crate::web::glue::settle_quietly;
 use crate::web::id_map::IdMap;
@@ -246,10 +247,9 @@ impl AudioOut {
             total += sum;
             loudest = loudest.max(sum / part.len() as f64);
         }
-        let db = |power: f64| 10.0 * power.max(1e-12).log10();
         (self.sink)(PlayerEvent::Level {
-            mean_db: db(total / samples.len() as f64),
-            peak_db: db(loudest),
+            mean_db: level_db(total / samples.len() as f64),
+            peak_db: level_db(loudest),
         });
     }
 

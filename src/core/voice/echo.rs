@@ -17,7 +17,7 @@
 //! count only when the detector heard voice above the echo lately ([`EchoMeter::masks_words`]).
 
 use crate::core::time::Millis;
-use crate::core::voice::vad::Heard;
+use crate::core::voice::vad::{level_db, Heard};
 use std::collections::VecDeque;
 
 /// How long after the agent starts to sound the echo is measured.
@@ -221,9 +221,4 @@ fn median(values: &VecDeque<f64>) -> Option<f64> {
 
 fn power(db: f64) -> f64 {
     10f64.powf(db / 10.0)
-}
-
-/// dBFS of a mean square; -120 for nothing at all.
-fn level_db(power: f64) -> f64 {
-    10.0 * power.max(1e-12).log10()
 }

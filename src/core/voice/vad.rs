@@ -207,8 +207,8 @@ impl VoiceDetector {
     }
 }
 
-/// A block's mean square as dBFS; digital silence is very quiet, not minus infinity.
-fn level_db(mean_square: f64) -> f64 {
+/// A mean square as dBFS; digital silence is very quiet (-120), not minus infinity.
+pub(crate) fn level_db(mean_square: f64) -> f64 {
     10.0 * mean_square.max(1e-12).log10()
 }
 
