@@ -533,3 +533,42 @@ fn a_rejected_provision_names_the_fix() {
     let other = TranscriberError::ProvisionRejected { status: 422 }.to_string();
     assert!(other.starts_with("provision() failed with HTTP 422") && other.ends_with("gave up"));
 }
+
+#[test]
+fn a_failed_reprovision_is_retried_as_the_same_new_session() {
+    // The backend answers 503 to the first call for a new session: the retry says
+    // `session_over` still, with attempt 2, and R3 does not count it. Two new sessions then fit
+    // the window, and a third stops.
+    let mut d = Drive::opened(config(), "wss://stt.example/v2/live?token=one");
+    let mut calls = Vec::new();
+    for session in 2..=3 {
+        d.close(4000);
+        for status in [503, 0] {
+            d.step();
+            calls.push((d.t.provision_reason().as_str(), d.t.provision_attempt()));
+            if status == 503 {
+                d.t.on_provision_failed(503, d.now);
+                d.take();
+            }
+        }
+        d.provisioned(&format!("wss://stt.example/v2/live?token={session}"));
+        d.open();
+        d.advance(100);
+    }
+    assert_eq!(
+        calls,
+        [
+            ("session_over", 1),
+            ("session_over", 2),
+            ("session_over", 1),
+            ("session_over", 2)
+        ]
+    );
+    assert_eq!(d.t.state(), State::Open);
+    d.close(4000);
+    assert_eq!(d.t.state(), State::Failed);
+    assert!(d
+        .log
+        .iter()
+        .any(|(_, action)| *action == Action::Error(TranscriberError::ReprovisionLimit)));
+}

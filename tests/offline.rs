@@ -7,7 +7,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
-use turnguard::core::stt::transcriber::{Action, State};
+use turnguard::core::stt::transcriber::{Action, State, TranscriberError};
 use turnguard::core::time::Millis;
 
 const URL: &str = "wss://stt.example/v2/live?token=one";
@@ -158,4 +158,87 @@ fn parked_while_provisioning_provisions_again_when_shown() {
     // Parking a stopped transcriber, or unparking one that was never parked, does nothing.
     drive.t.unpark(drive.now);
     assert!(drive.take().is_empty());
+}
+
+/// Each `provision()` call among `actions`, taken at `drive.now`, with its reason and attempt
+/// as the shell reads them at the call.
+fn provision_calls(drive: &mut Drive, actions: &[Action]) -> Vec<(Millis, &'static str, u32)> {
+    actions
+        .iter()
+        .filter(|action| **action == Action::Provision)
+        .map(|_| {
+            (
+                drive.now,
+                drive.t.provision_reason().as_str(),
+                drive.t.provision_attempt(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_reprovision_held_by_an_outage_counts_from_its_call_not_from_when_it_was_due() {
+    // R3 bounds the calls the app's backend sees: 2 new sessions in any 5 minutes. A session
+    // that ends while offline is re-provisioned when the network is back, a minute and more
+    // after its backoff ended; counting it from its due time would let a third call follow the
+    // second within 5 minutes of the first.
+    let mut drive = Drive::opened(config(), URL);
+    drive.t.set_online(false, drive.now);
+    drive.close(4000); // the session is over, due 50 ms later, held
+    drive.advance(100_000);
+    assert_eq!(drive.count(&Action::Provision), 1, "only the start's");
+    drive.t.set_online(true, drive.now);
+    let back = drive.take();
+    let first = provision_calls(&mut drive, &back);
+    assert_eq!(first, [(Millis(100_000), "session_over", 1)]);
+    drive.provisioned("wss://stt.example/v2/live?token=two");
+    drive.open();
+    drive.advance(1_000);
+    drive.close(4000);
+    let second = drive.step();
+    assert_eq!(
+        provision_calls(&mut drive, &second),
+        [(Millis(101_050), "session_over", 1)]
+    );
+    drive.provisioned("wss://stt.example/v2/live?token=three");
+    drive.open();
+    // 350 s after the first was due, 250 s after its call: a third now would be the third call
+    // within 5 minutes.
+    drive.advance(350_000 - drive.now.0);
+    let at = drive.now;
+    drive.close(4000);
+    drive.advance(10_000);
+    assert_eq!(drive.t.state(), State::Failed, "at {at:?}");
+    assert!(drive
+        .log
+        .iter()
+        .any(|(_, action)| *action == Action::Error(TranscriberError::ReprovisionLimit)));
+    assert_eq!(
+        drive.count(&Action::Provision),
+        3,
+        "the start's and two re-provisions"
+    );
+}
+
+#[test]
+fn a_reprovision_cancelled_by_the_cache_is_asked_again_as_a_retry() {
+    let mut drive = Drive::opened(config(), URL);
+    drive.close(4000);
+    let due = drive.step();
+    assert_eq!(
+        provision_calls(&mut drive, &due),
+        [(Millis(50), "session_over", 1)]
+    );
+    drive.t.park(drive.now);
+    assert!(drive.take().contains(&Action::CancelProvision));
+    drive.advance(30_000);
+    drive.t.unpark(drive.now);
+    let shown = drive.take();
+    assert_eq!(
+        provision_calls(&mut drive, &shown),
+        [(drive.now, "session_over", 2)],
+        "the same new session, asked again"
+    );
+    drive.provisioned("wss://stt.example/v2/live?token=two");
+    assert_eq!(drive.t.state(), State::Connecting);
 }

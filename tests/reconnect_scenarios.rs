@@ -392,3 +392,23 @@ fn default_config_matches_the_design() {
     assert_eq!(config.max_delay_ms, 30_000);
     assert_eq!(config.jitter, Jitter::Full);
 }
+
+#[test]
+fn a_reprovision_called_after_it_was_due_counts_from_its_call() {
+    let mut policy = policy(exact());
+    let first = policy.on_close(4000, GLADIA.close_class(4000), Millis(0));
+    assert_eq!((first.action, first.delay_ms), (Reprovision, 500));
+    policy.on_reprovision_called(Millis(60_000)); // held a minute by an outage
+    let second = policy.on_close(4000, GLADIA.close_class(4000), Millis(61_000));
+    assert_eq!(second.action, Reprovision);
+    policy.on_reprovision_called(Millis(61_000)); // early: the due time stands
+                                                  // Decided at 300 500, due at 302 500: a window after the first's due time (500), not after
+                                                  // its call (60 000).
+    let third = policy
+        .clone()
+        .on_close(4000, GLADIA.close_class(4000), Millis(300_500));
+    assert_eq!(third.action, Stop);
+    assert_eq!(third.reason, ReconnectReason::ReprovisionLimit);
+    let third = policy.on_close(4000, GLADIA.close_class(4000), Millis(358_000));
+    assert_eq!(third.action, Reprovision, "a window after the call");
+}

@@ -28,8 +28,8 @@ function backend(devstack, name, socket = "", { token = "", reuse = false } = {}
   const key = `${name}-${Math.random().toString(36).slice(2)}`;
   const reasons = [];
   let first = null;
-  const provision = async ({ signal, reason }) => {
-    reasons.push(reason);
+  const provision = async ({ signal, reason, attempt }) => {
+    reasons.push(attempt === 1 ? reason : `${reason}#${attempt}`); // none of these retries
     if (reuse && first) return first;
     const response = await fetch(`${devstack}/api/stt/${name}`, {
       method: "POST",

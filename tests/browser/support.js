@@ -90,9 +90,11 @@ export async function sessionStats(devstack, id) {
 /** A provision() as an app writes it: a call to its own backend, no key in the page. */
 export function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
   const calls = [];
+  const requests = []; // [reason, attempt] of each call
   const sessions = [];
-  const provision = async ({ signal }) => {
+  const provision = async ({ signal, reason, attempt }) => {
     calls.push(performance.now());
+    requests.push([reason, attempt]);
     const response = await fetch(`${devstack}/stt/${mode}/v2/live${query}`, {
       method: "POST",
       signal,
@@ -104,7 +106,7 @@ export function backend(devstack, mode, query = "", config = AUDIO_CONFIG) {
     sessions.push(session.id);
     return session;
   };
-  return { provision, calls, sessions };
+  return { provision, calls, requests, sessions };
 }
 
 /** Callbacks that record everything, with times. */

@@ -42,6 +42,7 @@ const scenarios = {
     await until(() => transcriber.state === "failed", 5000, "failed");
     await sleep(300);
     assertEq(app.calls.length, 3, "exactly 3 provisions");
+    assertEq(app.requests, [["start", 1], ["session_over", 1], ["session_over", 1]], "each a new session, asked once");
     assertEq(new Set(app.sessions).size, 3, "3 distinct sessions");
     let connections = 0;
     for (const id of app.sessions) {
@@ -248,6 +249,7 @@ const scenarios = {
     const transcriber = make({ provision: app.provision, policy: FAST, ...events });
     await transcriber.start();
     assertEq(app.calls.length, 3, "two refusals, then a session");
+    assertEq(app.requests, [["start", 1], ["start", 2], ["start", 3]], "the same session, asked again");
     const gaps = app.calls.slice(1).map((at, i) => at - app.calls[i]);
     assert(gaps[0] >= 45 && gaps[1] >= 95, `provisioning backs off: ${gaps.map(Math.round)}`);
     assertEq(events.log.states, ["provisioning", "backoff", "provisioning", "backoff", "provisioning", "connecting", "open"], "states");

@@ -495,7 +495,9 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       routeCalls: 0,
       key: `chaos-${seed}-${lifeSeq}-${Math.random().toString(36).slice(2)}`, // its counters at the mock
       protocol: wire,
-      provisions: [], // times of re-provisions (provision() for a session that is over)
+      provisions: [], // times of re-provisions (the first provision() for a session that is over)
+      provisionLog: [], // every provision() call: ms since startedAt, reason and attempt
+      startedAt: performance.now(),
       framesSent: 0,
       framesDropped: 0,
       transcriberState: "idle",
@@ -552,9 +554,11 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       transcriber: { protocol: wire.name, provisionTimeoutMs: 1500, policy: { initialDelayMs: 100, maxDelayMs: 1500 } },
       // The app's backend (the dev stack's POST /api/stt/<name>) with this session's switches; the
       // scripted recognizer's "utterance N" for every protocol. A call for fresh credentials before
-      // a reconnect (R6) is not a re-provision: one for a session that is over is.
-      async provision({ signal, reason }) {
-        if (reason === "session_over") life.provisions.push(performance.now());
+      // a reconnect (R6) is not a re-provision: one for a session that is over is, and its
+      // retries (a failure, a timeout, the back-forward cache) are the same one (R3).
+      async provision({ signal, reason, attempt }) {
+        if (reason === "session_over" && attempt === 1) life.provisions.push(performance.now());
+        life.provisionLog.push(`${Math.round(performance.now() - life.startedAt)}:${reason}#${attempt}`);
         const response = await fetch(`${devstack}/api/stt/${wire.name}`, {
           method: "POST",
           signal,
@@ -564,7 +568,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
         const created = await response.json();
         const recent = life.provisions.filter((at) => at > performance.now() - REPROVISION_WINDOW_MS);
-        if (recent.length > MAX_REPROVISIONS) violation("at most 2 re-provisions per 5 minutes", `${life.id}: ${recent.length}`);
+        if (recent.length > MAX_REPROVISIONS) violation("at most 2 re-provisions per 5 minutes", `${life.id}: ${recent.length} (calls, ms into the session: ${life.provisionLog.slice(-8).join(" ")})`);
         return created;
       },
       async synthesize(text, { turnId, signal }) {

@@ -290,9 +290,12 @@ impl TranscriberIo {
         let signal = abort
             .as_ref()
             .map_or(JsValue::UNDEFINED, |abort| abort.signal().into());
-        let reason = read(host, |stt| stt.provision_reason().as_str()).unwrap_or("start");
+        let (reason, attempt) = read(host, |stt| {
+            (stt.provision_reason().as_str(), stt.provision_attempt())
+        })
+        .unwrap_or(("start", 1));
         // The app's code runs here: no borrow is held.
-        let settled = provision::call(&self.provision, &signal, reason);
+        let settled = provision::call(&self.provision, &signal, reason, attempt);
         let current = self.io.borrow().provision_id == id;
         if current {
             self.io.borrow_mut().provision_abort = abort;

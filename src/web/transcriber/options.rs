@@ -241,9 +241,11 @@ export type TranscriberEvent = TranscriberCloseEvent | TranscriberTurnHintEvent 
  * with the provider key). `signal` aborts when the transcriber stops or after `provisionTimeoutMs`.
  * Reject with `{ status }` on an HTTP error: 408, 429 and 5xx are retried after a backoff, errors
  * without a status (and timeouts) too, at most `policy.maxProvisionAttempts` times in a row; other
- * statuses fail the transcriber.
+ * statuses fail the transcriber. `attempt` is 1 for the first call for `reason`, and counts the
+ * retries after it (a failure, a timeout, a call cancelled when the page went into the back-forward
+ * cache); only the first call for `"session_over"` is a new session in the re-provision window.
  */
-export type Provisioner = (request: { signal: AbortSignal; reason: ProvisionReason }) => Promise<ProvisionedSession> | ProvisionedSession;
+export type Provisioner = (request: { signal: AbortSignal; reason: ProvisionReason; attempt: number }) => Promise<ProvisionedSession> | ProvisionedSession;
 
 export type TranscriberState = "idle" | "provisioning" | "connecting" | "open" | "backoff" | "stopped" | "failed";
 

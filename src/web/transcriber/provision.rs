@@ -1,4 +1,4 @@
-//! Calling the app's `provision({ signal, reason })` (L1, L2, L7) so that nothing it does can throw
+//! Calling the app's `provision({ signal, reason, attempt })` (L1, L2, L7) so that nothing it does can throw
 //! out of the transcriber: a `provision` that throws, a result whose `then` getter or `then` throws,
 //! a result whose `url`/`id`/`protocols`/`config` getters throw, a rejection whose `status` getter
 //! throws — each is a provisioning failure without an HTTP status.
@@ -25,12 +25,13 @@ pub(super) enum Provisioned {
     Failed { status: u16, unreachable: bool },
 }
 
-/// Calls `provision({ signal, reason })` now (the caller holds no borrow) and gives a promise of
-/// what it gave, which [`outcome`] reads. Never throws.
-pub(super) fn call(provision: &Function, signal: &JsValue, reason: &str) -> Promise {
+/// Calls `provision({ signal, reason, attempt })` now (the caller holds no borrow) and gives a
+/// promise of what it gave, which [`outcome`] reads. Never throws.
+pub(super) fn call(provision: &Function, signal: &JsValue, reason: &str, attempt: u32) -> Promise {
     let request = JsObject::new()
         .set("signal", signal.clone())
         .set("reason", reason)
+        .set("attempt", attempt)
         .build();
     // `resolve` adopts a thenable through its `then` and turns a throwing `then` getter (or a
     // `then` that throws) into a rejection; `Promise.resolve` would read `constructor` of a real

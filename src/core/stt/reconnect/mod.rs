@@ -287,8 +287,9 @@ impl ReconnectPolicy {
     /// (then stop with `limit`).
     ///
     /// The window counts the moments at which decisions tell the shell to call `provision()`
-    /// (decision time + delay), not the decision times, so the bound holds for the calls
-    /// themselves: any half-open interval `[t, t + reprovision_window_ms)` holds at most
+    /// (decision time + delay, or the call itself when it came later: see
+    /// [`ReconnectPolicy::on_reprovision_called`]), not the decision times, so the bound holds
+    /// for the calls themselves: any half-open interval `[t, t + reprovision_window_ms)` holds at most
     /// `max_reprovisions_per_window` of them. Half-open means a re-provision due exactly
     /// `reprovision_window_ms` after an earlier one no longer counts that one: with the
     /// defaults, re-provisions due at 0 and 1 000 allow a third due at 300 000, not at 299 999.
@@ -323,6 +324,15 @@ impl ReconnectPolicy {
             action: ReconnectAction::Reprovision,
             delay_ms,
             reason,
+        }
+    }
+
+    /// The re-provision decided last is called now: later than it was due when the network
+    /// was down or the page cached meanwhile. The window counts it from now, so the bound holds
+    /// for the calls as they were made.
+    pub fn on_reprovision_called(&mut self, now: Millis) {
+        if let Some(due) = self.reprovisions_due.back_mut() {
+            *due = (*due).max(now);
         }
     }
 

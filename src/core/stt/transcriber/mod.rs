@@ -99,6 +99,9 @@ pub struct Transcriber {
     audio_flowing: bool,
     /// Why the next or current `provision()` is called.
     provision_reason: ProvisionReason,
+    /// `provision()` calls for that reason since it was decided: 1 for the first, more for
+    /// retries of a call that failed or was cancelled.
+    provision_attempt: u32,
     /// When the current socket opened and when a text frame last went out on it (L9).
     opened_at: Option<Millis>,
     last_text_at: Option<Millis>,
@@ -170,6 +173,7 @@ impl Transcriber {
             finish_pending: false,
             audio_flowing: false,
             provision_reason: ProvisionReason::Start,
+            provision_attempt: 0,
             opened_at: None,
             last_text_at: None,
             last_close: None,
@@ -214,6 +218,13 @@ impl Transcriber {
     /// Why the pending [`Action::Provision`] calls `provision()`.
     pub fn provision_reason(&self) -> ProvisionReason {
         self.provision_reason
+    }
+
+    /// Which call for that reason the pending [`Action::Provision`] is: 1 for the first, more
+    /// for a retry after a failure, a timeout or a call cancelled by the page going away. Only
+    /// the first of a [`ProvisionReason::SessionOver`] is a new session for R3's window.
+    pub fn provision_attempt(&self) -> u32 {
+        self.provision_attempt
     }
 
     /// The last close answered while the app wanted the socket, once: the shell reports it.

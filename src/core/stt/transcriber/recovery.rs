@@ -29,6 +29,7 @@ impl Transcriber {
         }
         self.timers.provision = None;
         self.policy.on_provisioned();
+        self.provision_attempt = 0;
         self.unreachable_reported = false;
         if !is_socket_url(url) {
             return self.fail(TranscriberError::InvalidUrl);
@@ -137,6 +138,11 @@ impl Transcriber {
         self.timers.provision = Some(now.after(self.config.provision_timeout_ms));
         self.set_state(State::Provisioning);
         self.stats.provisions += 1;
+        self.provision_attempt = self.provision_attempt.saturating_add(1);
+        if self.provision_reason == ProvisionReason::SessionOver && self.provision_attempt == 1 {
+            // R3 counts the call itself, which an outage or a cached page may have held back.
+            self.policy.on_reprovision_called(now);
+        }
         self.actions.push_back(Action::Provision);
     }
 
@@ -233,11 +239,13 @@ impl Transcriber {
                         | ReconnectReason::SessionEnded
                 ) {
                     self.provision_reason = ProvisionReason::SessionOver;
+                    self.provision_attempt = 0;
                 } else if action == ReconnectAction::ReconnectSameUrl
                     && self.profile.credentials == Credentials::PerConnection
                 {
                     // R6: fresh credentials for the next connect, not a new session for R3.
                     self.provision_reason = ProvisionReason::Reconnect;
+                    self.provision_attempt = 0;
                 }
                 self.after_backoff = action;
                 self.set_state(State::Backoff);
