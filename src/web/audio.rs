@@ -88,7 +88,19 @@ pub(crate) struct AudioOut {
     auto_resume_pending: Cell<bool>,
     on_state_change: Closure<dyn FnMut()>,
     sink: Sink,
+    /// What only a session reads: levels for the echo meter (V8) and a clock that stands still.
+    /// A bare `SpeechPlayer` gets neither, and copies no buffer to measure it.
+    watches: Watches,
     weak: Weak<AudioOut>,
+}
+
+/// Whether an engine reports what a session needs beyond playback.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watches {
+    /// Playback only (a `SpeechPlayer`).
+    Playback,
+    /// Also [`PlayerEvent::Level`] of what plays and [`PlayerEvent::Closed`] for a stalled clock.
+    Session,
 }
 
 impl AudioOut {
@@ -98,6 +110,7 @@ impl AudioOut {
         context: Option<AudioContext>,
         output: Option<AudioNode>,
         sink: Sink,
+        watches: Watches,
     ) -> Result<Rc<AudioOut>, JsValue> {
         let own_context = context.is_none();
         let context = match context {
@@ -128,6 +141,7 @@ impl AudioOut {
                     }
                 }),
                 sink,
+                watches,
                 weak: weak.clone(),
             }
         });
@@ -229,6 +243,9 @@ impl AudioOut {
 
     /// The level of a whole buffer about to play, for the echo's return loss (V8).
     fn report_level(&self, buffer: &AudioBuffer) {
+        if self.watches != Watches::Session {
+            return;
+        }
         if let Ok(samples) = buffer.get_channel_data(0) {
             self.report_samples_level(&samples, buffer.sample_rate());
         }
@@ -237,7 +254,7 @@ impl AudioOut {
     /// The level of audio about to play (its first channel): its mean square and its loudest
     /// 10 ms, in dBFS.
     pub(crate) fn report_samples_level(&self, samples: &[f32], sample_rate: f32) {
-        if samples.is_empty() {
+        if samples.is_empty() || self.watches != Watches::Session {
             return;
         }
         let block = ((sample_rate / 100.0) as usize).max(1);
@@ -504,6 +521,9 @@ impl AudioOut {
 
     /// Checks, [`STALL_CHECK_MS`] after the context started running, that its clock moved.
     fn watch_clock(&self) {
+        if self.watches != Watches::Session {
+            return;
+        }
         let started_at = self.context.current_time();
         let weak = self.weak.clone();
         wasm_bindgen_futures::spawn_local(async move {

@@ -2,7 +2,7 @@
 //! quantum, with heard time measured on the audio clock (P1, P3, P4). The engine is
 //! [`crate::web::audio::AudioOut`]; this class adds the JS options, arguments and callbacks.
 
-use crate::web::audio::{AudioOut, PlayerEvent};
+use crate::web::audio::{AudioOut, PlayerEvent, Watches};
 use crate::web::audio_stream::StreamSpec;
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::clock::Clock;
@@ -98,7 +98,7 @@ impl SpeechPlayer {
         };
         let sink = Box::new(move |event: PlayerEvent| callbacks.on(event));
         Ok(SpeechPlayer {
-            engine: Handle::new(AudioOut::new(context, output, sink)?),
+            engine: Handle::new(AudioOut::new(context, output, sink, Watches::Playback)?),
             stream_idle_ms,
         })
     }

@@ -13,7 +13,7 @@ use crate::core::time::Millis;
 use crate::core::turn::TurnLadder;
 use crate::core::voice::session::{SessionAction, SessionCore};
 use crate::core::voice::{VoiceCore, VoiceState};
-use crate::web::audio::{AudioOut, PlayerEvent};
+use crate::web::audio::{AudioOut, PlayerEvent, Watches};
 use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller::{ladder_io, AnyLadderHost, LadderIo};
 use crate::web::convert::{range_error, type_error};
@@ -98,7 +98,12 @@ impl VoiceSession {
                 shared.on_player_event(event);
             }
         });
-        let engine = AudioOut::new(options.audio_context, options.destination, sink)?;
+        let engine = AudioOut::new(
+            options.audio_context,
+            options.destination,
+            sink,
+            Watches::Session,
+        )?;
         let answer_read_chars = options.turns.answer_read_chars();
         let (stt_io, stt_core) = match options.transcriber {
             Some(stt) => {

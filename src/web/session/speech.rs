@@ -3,7 +3,7 @@
 //! the core.
 
 use super::Shared;
-use crate::web::audio::{AudioOut, PlayerEvent, Sink};
+use crate::web::audio::{AudioOut, PlayerEvent, Sink, Watches};
 use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::callbacks::Args;
 use crate::web::convert::coded_error;
@@ -264,7 +264,7 @@ impl Shared {
                 shared.on_player_event(event);
             }
         });
-        let replaced = match AudioOut::new(None, None, sink) {
+        let replaced = match AudioOut::new(None, None, sink, Watches::Session) {
             Ok(engine) => {
                 *self.engine.borrow_mut() = engine;
                 true
