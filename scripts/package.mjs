@@ -1,6 +1,7 @@
 // Turns wasm-bindgen's output in pkg/ into the published package, which is pkg/ itself:
 // - the declarations check under any TypeScript lib (see `fixDeclarations`);
 // - using the package before `init()` says to call it (see `fixGlue`);
+// - the glue and its snippets are minified (see `minify`): what a page loads;
 // - the Node entry (js/node.js) sits next to the web entry;
 // - README, the user docs (docs/*.md, not docs/maintainers/), the examples the README links
 //   (examples/server.mjs, examples/react/) and licenses are copied in: every link in a shipped
@@ -12,7 +13,8 @@
 // size is printed last.
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { transformSync } from "esbuild";
 
 const root = new URL("../", import.meta.url);
 const pkg = new URL("pkg/", root);
@@ -110,6 +112,7 @@ const NOT_READY = `const NOT_READY = new Proxy({}, {
 let wasmModule, wasmInstance, wasm = NOT_READY;`;
 
 function fixGlue(text) {
+  if (text.startsWith(MINIFIED)) return text; // fixed before it was minified
   const declaration = "let wasmModule, wasmInstance, wasm;";
   const check = "if (wasm !== undefined) return wasm;";
   if (text.includes("NOT_READY")) return text;
@@ -119,13 +122,39 @@ function fixGlue(text) {
   return text.replace(declaration, NOT_READY).replaceAll(check, "if (wasm !== NOT_READY) return wasm;");
 }
 
+// The glue as a page loads it: minified, and in the glue itself the names of classes and
+// functions kept (`keepNames`), so what a console or an error shows of them still reads
+// `VoiceSession`, not `q`. Not in the snippets: `keepNames` calls a helper at the module's top,
+// and the capture worklet's source is a function's `toString()`, run where that helper is not.
+// The types are in the declarations; the readable glue is wasm-bindgen's, rebuilt by every
+// build. esbuild's warnings are about the glue's duplicate `free()` members and import keys,
+// which it keeps as they are (the last one wins, as before).
+const MINIFIED = "/* turnguard: minified by scripts/package.mjs */";
+
+function minify(text, { keepNames = false } = {}) {
+  if (text.startsWith(MINIFIED)) return text;
+  const { code } = transformSync(text, { minify: true, keepNames, format: "esm", logLevel: "error" });
+  return `${MINIFIED}\n${code}`;
+}
+
+/** The `.js` files under `url` (a folder), recursively. */
+function scriptsUnder(url) {
+  if (!existsSync(url)) return [];
+  return readdirSync(url).flatMap((name) => {
+    const file = new URL(name, url);
+    if (statSync(file).isDirectory()) return scriptsUnder(new URL(`${name}/`, url));
+    return name.endsWith(".js") ? [file] : [];
+  });
+}
+
 // Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") is a
 // wasm-bindgen build with its own declarations and Node entry.
 for (const dir of ["", "controller/", "transcriber/"]) {
   const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
   writeFileSync(declarations, fixDeclarations(read(declarations)));
   const glue = new URL(`${dir}turnguard.js`, pkg);
-  writeFileSync(glue, fixGlue(read(glue)));
+  writeFileSync(glue, minify(fixGlue(read(glue)), { keepNames: true }));
+  for (const snippet of scriptsUnder(new URL(`${dir}snippets/`, pkg))) writeFileSync(snippet, minify(read(snippet)));
   copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));
 }
 const source = JSON.parse(read(new URL("package.json", root)));

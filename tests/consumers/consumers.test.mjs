@@ -86,8 +86,8 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
   const entry = (dir, snippet = "/src/web/glue.js") => {
     const glue = readFileSync(`${REPO}pkg/${dir}turnguard.js`, "utf8");
     // wasm-bindgen writes `import { f } from '…'` for imports behind a shim and
-    // `import * as importN from "…"` for ones the wasm calls directly.
-    const snippets = [...glue.matchAll(/from ['"]\.\/(snippets\/[^'"]+)['"]/g)].map((match) => `${dir}${match[1]}`);
+    // `import * as importN from "…"` for ones the wasm calls directly; minified, `from"…"`.
+    const snippets = [...glue.matchAll(/from ?['"]\.\/(snippets\/[^'"]+)['"]/g)].map((match) => `${dir}${match[1]}`);
     assert.ok(snippets.some((path) => path.endsWith(snippet)), `${dir || "the root"} glue imports its JS snippet`);
     return [...new Set(snippets), ...["node.js", "turnguard.d.ts", "turnguard.js", "turnguard_bg.wasm"].map((file) => `${dir}${file}`)];
   };
