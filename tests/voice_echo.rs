@@ -8,6 +8,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use turnguard::core::time::Millis;
 use turnguard::core::voice::echo::{EchoMeter, EchoReport, MARGIN_DB, MEASURE_MS, WORDS_TAIL_MS};
+use turnguard::core::voice::echo_words::RecentSpeech;
 use turnguard::core::voice::vad::{VoiceChange, VoiceDetector};
 use turnguard::core::voice::{
     BargeInCause, VoiceAction, VoiceConfig, VoiceCore, VoiceEvent, VoiceState,
@@ -250,4 +251,124 @@ fn without_the_mask_the_providers_words_cut_as_before() {
     let mut core = speaking();
     core.on_partial("it is sunny all day long", Millis(2_000));
     assert_eq!(cut(&mut core), Some(BargeInCause::Partial));
+}
+
+/// A voice core speaking the dev stack's answer to `tell me about the weather`, its three
+/// sentences handed to the player, the echo guard over, the echo passing for voice.
+fn speaking_the_answer() -> VoiceCore {
+    let mut core = VoiceCore::new(VoiceConfig {
+        echo_guard_ms: 500,
+        ..VoiceConfig::new("Sorry?")
+    });
+    core.start();
+    core.on_final("tell me about the weather", Millis(0));
+    for (i, sentence) in [
+        "I heard: tell me about the weather.",
+        "I am a mock model, so I have no real answer to that.",
+        "Try asking about the weather.",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        core.on_sentence("turn-1", sentence, Millis(10 + i as u64));
+        let job = std::iter::from_fn(|| core.poll_action())
+            .find_map(|action| match action {
+                VoiceAction::Synthesize { job, .. } => Some(job),
+                _ => None,
+            })
+            .expect("the sentence is synthesized");
+        core.on_synthesized(job, true, Millis(20 + i as u64));
+        if i < 2 {
+            // Played out: the next one is requested (a look-ahead of one).
+            core.on_chunk_ended(job, Millis(25 + i as u64));
+        }
+    }
+    core.on_accepted("turn-1", Millis(30));
+    core.on_playback_started("turn-1", Millis(1000));
+    core.set_echo_masks_words(true);
+    while core.poll_action().is_some() {}
+    core
+}
+
+fn turns_started(core: &mut VoiceCore) -> Vec<String> {
+    std::iter::from_fn(|| core.poll_action())
+        .filter_map(|action| match action {
+            VoiceAction::StartTurn { input, .. } => Some(input),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_utterance_that_began_as_the_echo_is_no_turn_though_the_user_speaks_when_it_ends() {
+    let mut core = speaking_the_answer();
+    // The provider's utterance begins with the echo, nobody else speaking.
+    core.on_partial("so i have no real", Millis(3_000));
+    // The user starts the next question; the provider ends its utterance with the echo's
+    // (misheard) words only.
+    core.on_voice(true, Millis(3_500), 3_500);
+    core.on_spoken_final(
+        "so i have no real answer to that try asking about the way up",
+        Millis(3_900),
+    );
+    assert_eq!(cut(&mut core), None);
+    assert_eq!(core.current_turn(), Some("turn-1"));
+    assert_eq!(core.state(), VoiceState::Speaking);
+}
+
+#[test]
+fn the_users_words_after_the_echo_in_one_final_are_the_turn() {
+    let mut core = speaking_the_answer();
+    core.on_partial("try asking", Millis(3_000));
+    assert!(core.utterance_began_as_echo());
+    core.on_voice(true, Millis(3_500), 3_500);
+    core.on_spoken_final(
+        "try asking about the weather what time is it",
+        Millis(4_500),
+    );
+    assert_eq!(turns_started(&mut core), ["what time is it"]);
+    // The next utterance is judged afresh: the user's voice is heard, so it is theirs.
+    core.on_partial("tell me a joke", Millis(6_000));
+    assert!(!core.utterance_began_as_echo());
+}
+
+#[test]
+fn an_utterance_that_began_with_the_users_voice_is_theirs_whatever_its_words() {
+    let mut core = speaking_the_answer();
+    core.on_voice(true, Millis(3_000), 3_000);
+    core.on_partial("tell me about", Millis(3_300));
+    assert!(!core.utterance_began_as_echo());
+    core.on_spoken_final("tell me about the weather", Millis(3_900));
+    assert_eq!(turns_started(&mut core), ["tell me about the weather"]);
+}
+
+#[test]
+fn the_agents_words_are_found_in_its_order_across_a_misheard_word() {
+    let mut recent = RecentSpeech::default();
+    recent.played("I heard: tell me about the weather.");
+    recent.played("I am a mock model, so I have no real answer to that.");
+    recent.played("Try asking about the weather.");
+    // All the agent's, one word misheard ("answers"), the end misheard ("the way up").
+    assert_eq!(
+        recent.users_words("so i have no real answers to that try asking about the way up"),
+        None
+    );
+    // The user's after the agent's.
+    assert_eq!(
+        recent.users_words("no real answer to that try asking about the weather what is your name"),
+        Some("what is your name".to_owned())
+    );
+    // Nothing of the agent's: all of it is the user's, however short.
+    assert_eq!(recent.users_words("stop"), Some("stop".to_owned()));
+    // The agent's words out of its order are not its echo: "weather" then "tell".
+    assert_eq!(
+        recent.users_words("weather tell me a joke"),
+        Some("tell me a joke".to_owned())
+    );
+    // Only the last three sentences are kept.
+    recent.played("It is sunny.");
+    assert_eq!(
+        recent.users_words("tell me about the weather"),
+        Some("tell me about the weather".to_owned())
+    );
 }

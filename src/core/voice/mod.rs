@@ -24,6 +24,7 @@ mod config;
 mod cut;
 pub mod eager;
 pub mod echo;
+pub mod echo_words;
 pub mod heard;
 pub mod latency;
 mod output;
@@ -45,6 +46,7 @@ pub use pause::PauseCause;
 pub use turn::SpeakingTurn;
 
 use cut::Fate;
+use echo_words::RecentSpeech;
 use latency::TurnLatency;
 use pause::VoiceStart;
 use tts::RecoveryAudio;
@@ -81,6 +83,11 @@ pub struct VoiceCore {
     /// The agent's echo would pass for voice now (V8): the provider's words count only with the
     /// detector's voice heard lately.
     echo_masks_words: bool,
+    /// The agent's last sentences, and whether the provider's current utterance began while its
+    /// words were taken for their echo (`None` until its first words): such an utterance opens
+    /// with the agent's words (V8).
+    recent_speech: RecentSpeech,
+    utterance_began_as_echo: Option<bool>,
 }
 
 impl VoiceCore {
@@ -104,6 +111,8 @@ impl VoiceCore {
             voice_ended_at: None,
             paused_at: None,
             echo_masks_words: false,
+            recent_speech: RecentSpeech::default(),
+            utterance_began_as_echo: None,
         }
     }
 
@@ -144,18 +153,32 @@ impl VoiceCore {
     /// shorter than `min_partial_chars` inside the echo guard is the agent's own echo (V4): a
     /// caption only, no barge-in and no turn. (Measured: a converging echo canceller lets the
     /// agent's first syllables through as a one- or two-word final within the first second.)
-    /// So is any final while the echo would pass for voice and the detector heard none (V8).
-    pub fn on_spoken_final(&mut self, text: &str, now: Millis) {
+    /// So is any final while the echo would pass for voice and the detector heard none, and one
+    /// whose utterance began as the echo with too little of the user's after it (V8; the user's
+    /// words after the agent's are the turn). Returns whether the final was taken for the echo.
+    pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
+        let began_as_echo = self.utterance_began_as_echo.take() == Some(true);
+        let users = if began_as_echo {
+            self.recent_speech.users_words(text)
+        } else {
+            Some(text.to_owned())
+        };
         let short = text.trim().chars().count() < self.config.min_partial_chars;
         let echo = (short && self.in_echo_guard(now)) || self.words_are_echo(now);
-        if echo && !self.state.is_terminal() {
-            self.push(VoiceAction::Caption {
-                text: text.to_owned(),
-                is_final: true,
-            });
-            return;
+        match users {
+            Some(users) if !echo => {
+                self.on_final(&users, now);
+                false
+            }
+            _ if self.state.is_terminal() => false,
+            _ => {
+                self.push(VoiceAction::Caption {
+                    text: text.to_owned(),
+                    is_final: true,
+                });
+                true
+            }
         }
-        self.on_final(text, now);
     }
 
     /// A final transcript, or typed text: a barge-in if a turn is current, then a new turn.
@@ -206,7 +229,8 @@ impl VoiceCore {
     }
 
     /// A partial transcript: a caption, and a barge-in when long enough and outside the echo
-    /// guard (V4).
+    /// guard (V4). Of an utterance that began as the agent's echo, only the user's words after it
+    /// count (V8).
     pub fn on_partial(&mut self, text: &str, now: Millis) {
         if self.state.is_terminal() {
             return;
@@ -219,19 +243,37 @@ impl VoiceCore {
             text.clone_into(&mut self.partial);
             self.words_changed_at = Some(now);
         }
-        let words = !text.trim().is_empty();
-        let backchannel = self.state == VoiceState::Speaking && self.config.backchannels.only(text);
+        let echo_now = self.words_are_echo(now);
+        if text.trim().is_empty() {
+            return;
+        }
+        let began_as_echo = *self.utterance_began_as_echo.get_or_insert(echo_now);
+        let users = if began_as_echo {
+            self.recent_speech.users_words(text)
+        } else {
+            Some(text.to_owned())
+        };
+        let Some(users) = users.filter(|_| !echo_now) else {
+            return;
+        };
+        let backchannel =
+            self.state == VoiceState::Speaking && self.config.backchannels.only(&users);
         // Paused, any word that is not a backchannel confirms the cut (V7); else a partial long
         // enough, outside the echo guard, cuts by itself (V4).
-        let confirms = if self.is_paused() {
-            words
-        } else {
-            let long_enough = text.trim().chars().count() >= self.config.min_partial_chars.max(1);
+        let confirms = self.is_paused() || {
+            let long_enough = users.trim().chars().count() >= self.config.min_partial_chars.max(1);
             long_enough && !self.in_echo_guard(now)
         };
-        if confirms && !backchannel && !self.words_are_echo(now) {
+        if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
+    }
+
+    /// The provider's current utterance began while its words were taken for the agent's echo
+    /// (V8): its words guess nothing.
+    #[must_use]
+    pub fn utterance_began_as_echo(&self) -> bool {
+        self.utterance_began_as_echo == Some(true)
     }
 
     /// Whether the agent's echo would pass for voice now (V8, from the echo's measure).

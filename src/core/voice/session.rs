@@ -213,7 +213,8 @@ impl SessionCore {
             // Words that are the agent's echo guess nothing (V8).
             Some(Guess::Start(text))
                 if self.voice.state() == VoiceState::Listening
-                    && !self.voice.words_are_echo(now) =>
+                    && !self.voice.words_are_echo(now)
+                    && !self.voice.utterance_began_as_echo() =>
             {
                 let turn_id = self.voice.next_turn_id();
                 if let Ok(turn::Preempted::Started) =
@@ -349,9 +350,7 @@ impl SessionCore {
                 if let Some(eager) = &mut self.eager {
                     eager.on_final();
                 }
-                let echo = self.voice.words_are_echo(now);
-                self.voice_at(now).on_spoken_final(&text, now);
-                if echo {
+                if self.voice_at(now).on_spoken_final(&text, now) {
                     // No turn comes of it: a guess made before the words were echo goes.
                     self.guess(Some(Guess::Withdraw), now);
                 }

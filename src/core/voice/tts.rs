@@ -200,6 +200,7 @@ impl VoiceCore {
         };
         sentence.enqueued = true;
         turn.succeeded += 1;
+        self.recent_speech.played(&sentence.text);
         let finished = VoiceEvent::TtsFinished {
             turn_id: turn.turn_id.clone(),
             index,
@@ -278,6 +279,7 @@ impl VoiceCore {
         sentence.job = Some(job);
         if sentence.recovery && self.recovery_audio == RecoveryAudio::Cached {
             sentence.enqueued = true;
+            self.recent_speech.played(&sentence.text);
             self.push(VoiceAction::Play {
                 job,
                 turn_id,

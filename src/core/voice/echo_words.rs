@@ -1,0 +1,67 @@
+//! The agent's words in the provider's transcript (V8).
+//!
+//! Without a working canceller the provider transcribes the agent too, and its utterances do not
+//! keep to the agent's: it sends the end of an answer after the answer ended, or joins it to the
+//! user's next question in one final ("… no real answer to that try asking about the way up",
+//! measured in the room). Whether the detector heard voice when such a final arrives says little:
+//! by then the user may be asking the next question. What does tell is how the utterance began:
+//! an utterance whose first words came while the words were taken for the echo opens with the
+//! agent's words, in the agent's order. Those are dropped; what follows is the user's, when it is
+//! at least [`MIN_USER_WORDS`] words (a shorter rest is the echo's misheard end, "the way up" for
+//! "the weather").
+
+use crate::core::turn::preemptive::normalise;
+use std::collections::VecDeque;
+
+/// The sentences the player got last: the one sounding, the one queued behind it, and the one
+/// before (the provider's words lag the sound).
+const KEPT_SENTENCES: usize = 3;
+/// Words that do not follow the agent's text, in a row, that end its echo in a transcript.
+const MISSES_THAT_END: usize = 2;
+/// What is left of an echo's utterance counts as the user's from this many words.
+pub const MIN_USER_WORDS: usize = 3;
+
+/// The agent's last sentences, as words.
+#[derive(Clone, Debug, Default)]
+pub struct RecentSpeech {
+    sentences: VecDeque<Vec<String>>,
+}
+
+impl RecentSpeech {
+    /// A sentence handed to the player.
+    pub fn played(&mut self, text: &str) {
+        if self.sentences.len() == KEPT_SENTENCES {
+            self.sentences.pop_front();
+        }
+        self.sentences
+            .push_back(normalise(text).split(' ').map(str::to_owned).collect());
+    }
+
+    /// The words of `transcript` after the agent's: `None` when nothing is left that counts as
+    /// the user's. The agent's words are the transcript's opening words that follow the agent's
+    /// last sentences in order (a word the provider misheard may come between two of them).
+    #[must_use]
+    pub fn users_words(&self, transcript: &str) -> Option<String> {
+        let said = normalise(transcript);
+        let words: Vec<&str> = said.split(' ').filter(|word| !word.is_empty()).collect();
+        let mut agent = self.sentences.iter().flatten().map(String::as_str);
+        let (mut echo_ends, mut misses) = (0, 0);
+        for (index, word) in words.iter().enumerate() {
+            // The agent's words are searched from after the last match: its order holds.
+            let mut rest = agent.clone();
+            if rest.any(|spoken| spoken == *word) {
+                agent = rest;
+                echo_ends = index + 1;
+                misses = 0;
+            } else {
+                misses += 1;
+                if misses == MISSES_THAT_END {
+                    break;
+                }
+            }
+        }
+        let users = words.get(echo_ends..).unwrap_or_default();
+        (users.len() >= MIN_USER_WORDS || (echo_ends == 0 && !users.is_empty()))
+            .then(|| users.join(" "))
+    }
+}
