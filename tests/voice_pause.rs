@@ -23,7 +23,7 @@ fn thinking(config: VoiceConfig) -> VoiceCore {
     core
 }
 
-/// A core speaking turn-1's answer since 1000 ms, with the defaults (200 / 800 / 1500 ms).
+/// A core speaking turn-1's answer since 1000 ms, with the defaults (80 / 800 / 1500 ms).
 fn speaking() -> VoiceCore {
     speaking_with(VoiceConfig {
         echo_guard_ms: 500,
@@ -72,13 +72,13 @@ fn voice_for_min_speech_ms_pauses_and_a_word_cuts() {
     let mut core = speaking();
     // Inside the echo guard: the detector is not the provider, it pauses all the same.
     core.on_voice(true, Millis(1100), 0);
-    run_until(&mut core, 1299);
+    run_until(&mut core, 1179);
     assert_eq!(
         paused(&drain(&mut core)),
         None,
-        "199 ms of voice is not enough"
+        "79 ms of voice is not enough"
     );
-    run_until(&mut core, 1300);
+    run_until(&mut core, 1180);
     let actions = drain(&mut core);
     assert_eq!(paused(&actions), Some(PauseCause::Voice));
     assert!(actions.contains(&VoiceAction::PausePlayback {
@@ -101,7 +101,7 @@ fn voice_for_min_speech_ms_pauses_and_a_word_cuts() {
 fn short_voice_never_pauses() {
     let mut core = speaking();
     core.on_voice(true, Millis(2000), 0);
-    core.on_voice(false, Millis(2150), 150);
+    core.on_voice(false, Millis(2060), 60);
     run_until(&mut core, 5000);
     let actions = drain(&mut core);
     assert_eq!(paused(&actions), None, "{actions:?}");
@@ -122,7 +122,7 @@ fn nothing_confirms_and_the_agent_resumes_after_false_interruption_ms() {
     assert!(resumed(&actions), "{actions:?}");
     assert!(actions.contains(&VoiceAction::Event(VoiceEvent::Resumed {
         turn_id: "turn-1".into(),
-        paused_ms: 1700
+        paused_ms: 1820
     })));
     assert_eq!(cut(&actions), None);
     assert_eq!(core.state(), VoiceState::Speaking);
@@ -217,9 +217,9 @@ fn voice_across_the_final_counts_for_the_new_turn_from_its_start() {
     core.on_voice(true, Millis(0), 0);
     core.on_final("tell me about the weather", Millis(1000));
     drain(&mut core);
-    run_until(&mut core, 1199);
+    run_until(&mut core, 1079);
     assert_eq!(paused(&drain(&mut core)), None, "not at once");
-    run_until(&mut core, 1200);
+    run_until(&mut core, 1080);
     let actions = drain(&mut core);
     assert_eq!(paused(&actions), Some(PauseCause::Voice));
     assert_eq!(
@@ -316,10 +316,10 @@ fn voice_that_came_in_a_burst_still_pauses_or_cuts_by_what_it_lasted() {
     core.on_voice(true, Millis(4000), 20_000);
     core.on_voice(false, Millis(4001), 20_900);
     assert_eq!(cut(&drain(&mut core)), Some(BargeInCause::Voice));
-    // 150 ms: nothing.
+    // 60 ms: nothing.
     let mut core = speaking();
     core.on_voice(true, Millis(2000), 10_000);
-    core.on_voice(false, Millis(2000), 10_150);
+    core.on_voice(false, Millis(2000), 10_060);
     assert_eq!(paused(&drain(&mut core)), None);
 }
 

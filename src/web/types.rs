@@ -368,7 +368,7 @@ export interface VoiceSessionOptions {
   bargeIn?: {
     minPartialChars?: number;
     echoGuardMs?: number;
-    /** Voice heard this long while the agent thinks or speaks pauses it. Default 200; 0: voice never pauses. */
+    /** Voice heard this long while the agent thinks or speaks pauses it. Default 80; 0: voice never pauses. */
     minSpeechMs?: number;
     /** Voice this long cuts a pause without the transcriber's word. Default 800. */
     confirmMs?: number;

@@ -265,7 +265,10 @@ export async function runRoom(options, { log = () => {} } = {}) {
       // in the air (or settles without a sound).
       const event = (type, test) => entries.find((e) => e.kind === "event" && e.event.type === type && test(e));
       const since = (e) => e.at >= question.onsetAt - 60;
-      let started = await waitFor(() => event("turn_started", since), 20_000);
+      // A turn whose preemptive attempt began before the question (on the words of the round
+      // before, withdrawn since) says `turn_started` only then: its first real attempt marks it.
+      const realAttempt = (e) => since(e) && !e.event.preemptive;
+      let started = await waitFor(() => event("turn_started", since) ?? event("attempt_started", realAttempt), 20_000);
       if (started && started.at < question.endAt) {
         // It began while the user still talked: a pause split the question, and its rest may
         // start another turn (that cuts this one). The answer is the last of them.

@@ -158,11 +158,7 @@ impl VoiceCore {
     /// words after the agent's are the turn). Returns whether the final was taken for the echo.
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
         let began_as_echo = self.utterance_began_as_echo.take() == Some(true);
-        let users = if began_as_echo {
-            self.recent_speech.users_words(text)
-        } else {
-            Some(text.to_owned())
-        };
+        let users = self.users_words(text, began_as_echo);
         let short = text.trim().chars().count() < self.config.min_partial_chars;
         let echo = (short && self.in_echo_guard(now)) || self.words_are_echo(now);
         match users {
@@ -248,12 +244,7 @@ impl VoiceCore {
             return;
         }
         let began_as_echo = *self.utterance_began_as_echo.get_or_insert(echo_now);
-        let users = if began_as_echo {
-            self.recent_speech.users_words(text)
-        } else {
-            Some(text.to_owned())
-        };
-        let Some(users) = users.filter(|_| !echo_now) else {
+        let Some(users) = self.users_words(text, began_as_echo).filter(|_| !echo_now) else {
             return;
         };
         let backchannel =
@@ -266,6 +257,16 @@ impl VoiceCore {
         };
         if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
+        }
+    }
+
+    /// The user's words of the provider's `text`: all of them, or for an utterance that began as
+    /// the agent's echo, those after the agent's (V8).
+    fn users_words(&self, text: &str, began_as_echo: bool) -> Option<String> {
+        if began_as_echo {
+            self.recent_speech.users_words(text)
+        } else {
+            Some(text.to_owned())
         }
     }
 
