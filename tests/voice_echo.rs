@@ -333,6 +333,20 @@ fn the_users_words_after_the_echo_in_one_final_are_the_turn() {
 }
 
 #[test]
+fn an_empty_partial_ends_an_utterance_that_never_got_its_final() {
+    let mut core = speaking_the_answer();
+    core.on_partial("try asking", Millis(3_000));
+    assert!(core.utterance_began_as_echo());
+    // The provider gave the echo up with no final; the user speaks next.
+    core.on_partial("", Millis(3_400));
+    core.on_voice(true, Millis(3_500), 3_500);
+    core.on_partial("about", Millis(3_800));
+    assert!(!core.utterance_began_as_echo());
+    core.on_spoken_final("about the weather", Millis(4_200));
+    assert_eq!(turns_started(&mut core), ["about the weather"]);
+}
+
+#[test]
 fn an_utterance_that_began_with_the_users_voice_is_theirs_whatever_its_words() {
     let mut core = speaking_the_answer();
     core.on_voice(true, Millis(3_000), 3_000);

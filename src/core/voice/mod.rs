@@ -241,6 +241,8 @@ impl VoiceCore {
         }
         let echo_now = self.words_are_echo(now);
         if text.trim().is_empty() {
+            // The provider heard nothing yet: the next words begin an utterance.
+            self.utterance_began_as_echo = None;
             return;
         }
         let began_as_echo = *self.utterance_began_as_echo.get_or_insert(echo_now);
