@@ -37,6 +37,7 @@ mod turn;
 pub mod vad;
 
 use crate::core::time::Millis;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 pub use config::VoiceConfig;
@@ -246,7 +247,10 @@ impl VoiceCore {
             return;
         }
         let began_as_echo = *self.utterance_began_as_echo.get_or_insert(echo_now);
-        let Some(users) = self.users_words(text, began_as_echo).filter(|_| !echo_now) else {
+        if echo_now {
+            return;
+        }
+        let Some(users) = self.users_words(text, began_as_echo) else {
             return;
         };
         let backchannel =
@@ -264,11 +268,11 @@ impl VoiceCore {
 
     /// The user's words of the provider's `text`: all of them, or for an utterance that began as
     /// the agent's echo, those after the agent's (V8).
-    fn users_words(&self, text: &str, began_as_echo: bool) -> Option<String> {
+    fn users_words<'t>(&self, text: &'t str, began_as_echo: bool) -> Option<Cow<'t, str>> {
         if began_as_echo {
-            self.recent_speech.users_words(text)
+            self.recent_speech.users_words(text).map(Cow::Owned)
         } else {
-            Some(text.to_owned())
+            Some(Cow::Borrowed(text))
         }
     }
 
