@@ -33,13 +33,14 @@ build_entry() {
 # `build.sh --main-only DIR`: the `turnguard` entry alone into DIR, no package (the bench's
 # custom build of one provider: TURNGUARD_PROTOCOLS=deepgram bash scripts/build.sh --main-only …).
 if [ "${1:-}" = --main-only ]; then
-  build_entry "${2:?--main-only needs a directory}"
+  build_entry "${2:?--main-only needs a directory}" --no-default-features --features voice
   exit 0
 fi
 
 # "turnguard": the whole API. "turnguard/controller": the turn ladder and its routes only.
 # "turnguard/transcriber": live speech-to-text only (LiveTranscriber, ReconnectPolicy, the protocols).
-build_entry pkg
+# Every entry is built without the `std` feature: `no_std`, with turnguard's own panic handler.
+build_entry pkg --no-default-features --features voice
 rm -rf pkg/controller pkg/transcriber
 build_entry pkg/controller --no-default-features --features controller
 build_entry pkg/transcriber --no-default-features --features transcriber

@@ -55,6 +55,9 @@
 //! assert_eq!(ladder.turn("t1").unwrap().status, TurnStatus::Accepted);
 //! ```
 
+// `core` and `alloc` only: the `std` feature links the standard library for tests and for a
+// plain `cargo build`; the shipped build leaves it out and panics through the handler below.
+#![cfg_attr(not(test), no_std)]
 // A panic poisons the wasm module for the whole page: panicking shortcuts are bugs here.
 #![warn(
     clippy::unwrap_used,
@@ -63,7 +66,20 @@
     clippy::panic
 )]
 
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
 pub mod core;
+
+/// The shipped build's panic handler. No panic is reachable from the API (the lints above); if
+/// one were, the module stops here, as with `panic = "abort"`, without formatting a message
+/// nobody reads: that formatting is what linked `core::fmt` into every entry.
+#[cfg(all(target_arch = "wasm32", not(feature = "std"), not(test)))]
+#[panic_handler]
+fn panic(_: &::core::panic::PanicInfo) -> ! {
+    ::core::arch::wasm32::unreachable()
+}
 
 // Talc instead of the default dlmalloc: smaller and faster on wasm32 (see the README).
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]

@@ -1,13 +1,14 @@
 //! Just enough JSON: a validating, depth-limited reader that visits object members and array
 //! elements, decodes strings and skips everything else. Never panics, never recurses unbounded.
 
-use std::borrow::Cow;
+use alloc::borrow::Cow;
+use alloc::string::String;
 
 /// The text is not JSON, or nests deeper than [`MAX_DEPTH`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Malformed;
 
-type Result<T> = std::result::Result<T, Malformed>;
+type Result<T> = core::result::Result<T, Malformed>;
 
 /// Deepest nesting read; chat chunks use about five levels.
 const MAX_DEPTH: u32 = 32;
@@ -239,7 +240,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A whole number into `slot` (`None` for any other value: a sign, a fraction, an overflow).
-    pub(crate) fn whole_into<T: std::str::FromStr>(&mut self, slot: &mut Option<T>) -> Result<()> {
+    pub(crate) fn whole_into<T: core::str::FromStr>(&mut self, slot: &mut Option<T>) -> Result<()> {
         *slot = self.number_or_skip()?.and_then(|n| n.parse().ok());
         Ok(())
     }

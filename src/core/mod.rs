@@ -7,6 +7,9 @@
 //! - [`time`] and the JSON reader the protocols share.
 
 pub(crate) mod json;
+
+/// A hash map keyed by turn ids or attempt numbers, hashed with FxHash (see Cargo.toml).
+pub(crate) type FxHashMap<K, V> = hashbrown::HashMap<K, V, rustc_hash::FxBuildHasher>;
 pub mod stt;
 pub mod time;
 pub mod turn;

@@ -8,9 +8,10 @@
 use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder};
 use crate::web::convert::type_error;
 use crate::web::promise::{discard, then};
+use alloc::rc::Rc;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 use js_sys::{Function, Uint8Array};
-use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{
     ReadableStream, ReadableStreamDefaultController, ReadableStreamDefaultReader,

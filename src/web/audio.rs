@@ -13,10 +13,14 @@ use crate::core::voice::vad::level_db;
 use crate::web::convert::{range_error, type_error};
 use crate::web::glue::settle_quietly;
 use crate::web::id_map::IdMap;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::rc::{Rc, Weak};
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
 use js_sys::{ArrayBuffer, Promise};
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
-use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -260,7 +264,7 @@ impl AudioOut {
         let block = ((sample_rate / 100.0) as usize).max(1);
         let (mut total, mut loudest) = (0.0, 0.0_f64);
         for part in samples.chunks(block) {
-            let sum: f64 = part.iter().map(|s| f64::from(*s).powi(2)).sum();
+            let sum: f64 = part.iter().map(|s| f64::from(*s) * f64::from(*s)).sum();
             total += sum;
             loudest = loudest.max(sum / part.len() as f64);
         }

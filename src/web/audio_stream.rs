@@ -9,9 +9,12 @@ use super::audio::AudioOut;
 use crate::core::voice::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::glue::{clear_timeout, delay, set_timeout_with_argument};
+use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::vec;
+use alloc::vec::Vec;
 use js_sys::{ArrayBuffer, Float32Array, Function, Promise, Uint8Array};
-use std::collections::VecDeque;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStream, ReadableStreamDefaultReader};
@@ -77,7 +80,7 @@ impl StreamSpec {
                 .as_f64()
                 .ok_or_else(|| type_error(&format!("{path}.channels must be a number")))?
         };
-        if channels.fract() != 0.0 || !(1.0..=8.0).contains(&channels) {
+        if libm::trunc(channels) != channels || !(1.0..=8.0).contains(&channels) {
             return Err(range_error(&format!(
                 "{path}.channels must be a whole number from 1 to 8"
             )));

@@ -17,6 +17,7 @@
 use crate::web::clock::Clock;
 use crate::web::convert::coded_error;
 use crate::web::js_object::JsObject;
+use alloc::string::String;
 use js_sys::Function;
 use wasm_bindgen::JsValue;
 

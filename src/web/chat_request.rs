@@ -5,6 +5,7 @@ use crate::web::answer_stream::text_stream;
 use crate::web::glue;
 use crate::web::js_object::JsObject;
 use crate::web::promise::{discard, ignore, then};
+use alloc::string::String;
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
 use web_sys::{RequestInit, Response};

@@ -26,6 +26,6 @@ impl Clock {
 
     pub(crate) fn now(&self) -> Millis {
         // `as` saturates for floats: a NaN or negative value becomes 0, never a trap.
-        Millis((self.epoch_offset + performance_now()).floor() as u64)
+        Millis(libm::floor(self.epoch_offset + performance_now()) as u64)
     }
 }

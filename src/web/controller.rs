@@ -10,9 +10,11 @@ use crate::web::controller_options::{parse_config, parse_routes};
 use crate::web::convert::{range_error, string_arg, type_error, Fields};
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::glue;
+use alloc::rc::{Rc, Weak};
+use alloc::string::String;
+use alloc::string::ToString;
+use core::cell::{Ref, RefMut};
 use js_sys::{Function, JsString, Map, Promise};
-use std::cell::{Ref, RefMut};
-use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use web_sys::{AbortController, DomException};
 

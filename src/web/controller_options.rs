@@ -3,6 +3,8 @@
 
 use crate::core::turn::{FallbackPolicy, RouteSpec, TurnConfig};
 use crate::web::convert::{range_error, type_error, Fields};
+use alloc::format;
+use alloc::vec::Vec;
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 

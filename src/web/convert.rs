@@ -1,6 +1,8 @@
 //! JS values in, Rust values out: every check names the field it rejects, and throws a real
 //! `TypeError` (wrong type) or `RangeError` (right type, value out of range), never a panic.
 
+use alloc::format;
+use alloc::string::String;
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -129,7 +131,7 @@ impl<'a> Fields<'a> {
                 self.name(key)
             )));
         }
-        Ok(value.ceil() as u64)
+        Ok(libm::ceil(value) as u64)
     }
 
     #[cfg(feature = "transcriber")]
@@ -144,7 +146,7 @@ impl<'a> Fields<'a> {
                 self.name(key)
             )));
         }
-        Ok(value.ceil() as u64)
+        Ok(libm::ceil(value) as u64)
     }
 
     /// An optional whole number, at least `min`.
@@ -152,7 +154,7 @@ impl<'a> Fields<'a> {
         let Some(value) = self.optional_number(key)? else {
             return Ok(default);
         };
-        if !value.is_finite() || value.fract() != 0.0 || value < min as f64 {
+        if !value.is_finite() || libm::trunc(value) != value || value < min as f64 {
             return Err(range_error(&format!(
                 "{} must be a whole number of at least {min}",
                 self.name(key)
@@ -197,7 +199,7 @@ pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Resu
     let number = value
         .as_f64()
         .ok_or_else(|| type_error(&format!("{name} must be a number")))?;
-    if number.fract() != 0.0 || number < f64::from(min) || number > f64::from(max) {
+    if libm::trunc(number) != number || number < f64::from(min) || number > f64::from(max) {
         return Err(range_error(&format!(
             "{name} must be a whole number from {min} to {max}"
         )));
@@ -216,5 +218,5 @@ pub(crate) fn time_arg(value: &JsValue, name: &str) -> Result<u64, JsValue> {
             "{name} must be a finite, non-negative number of milliseconds"
         )));
     }
-    Ok(number.floor() as u64)
+    Ok(libm::floor(number) as u64)
 }

@@ -21,8 +21,8 @@
 use crate::core::time::Millis;
 use crate::web::clock::Clock;
 use crate::web::timer::Timer;
-use std::cell::{Cell, Ref, RefCell, RefMut};
-use std::rc::{Rc, Weak};
+use alloc::rc::{Rc, Weak};
+use core::cell::{Cell, Ref, RefCell, RefMut};
 
 /// The shape every sans-IO core has: outputs are pulled, time is an input.
 pub(crate) trait Machine {

@@ -6,6 +6,7 @@ pub(crate) struct IdMap<V> {
     entries: Vec<(u64, V)>,
 }
 
+use alloc::vec::Vec;
 impl<V> Default for IdMap<V> {
     fn default() -> Self {
         IdMap {
@@ -18,7 +19,7 @@ impl<V> IdMap<V> {
     /// Sets `id`'s value; returns the one it replaced.
     pub(crate) fn insert(&mut self, id: u64, value: V) -> Option<V> {
         match self.get_mut(&id) {
-            Some(slot) => Some(std::mem::replace(slot, value)),
+            Some(slot) => Some(core::mem::replace(slot, value)),
             None => {
                 self.entries.push((id, value));
                 None
@@ -54,12 +55,12 @@ impl<V> IdMap<V> {
     }
 
     /// Every entry, in no particular order.
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, (u64, V)> {
+    pub(crate) fn iter(&self) -> core::slice::Iter<'_, (u64, V)> {
         self.entries.iter()
     }
 
     /// Takes every entry out.
-    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, (u64, V)> {
+    pub(crate) fn drain(&mut self) -> alloc::vec::Drain<'_, (u64, V)> {
         self.entries.drain(..)
     }
 }

@@ -13,9 +13,14 @@
 
 use crate::web::glue::settle_quietly;
 use crate::web::js_object::JsObject;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
-use std::cell::{OnceCell, RefCell};
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
 use web_sys::{
@@ -175,7 +180,11 @@ async fn capture(
         WorkletSource::Blob => blob_url()?,
         WorkletSource::Url(url) => url.clone(),
     };
-    if let Err(cause) = add_module(&context, &url).await {
+    let added = add_module(&context, &url).await;
+    if matches!(worklet, WorkletSource::Blob) {
+        Url::revoke_object_url(&url).ok();
+    }
+    if let Err(cause) = added {
         let error = worklet_blocked(&url, matches!(worklet, WorkletSource::Blob), &cause);
         on_blocked(&error);
         return Err(error);
@@ -357,7 +366,7 @@ fn node_options(sample_rate: u32) -> AudioWorkletNodeOptions {
     options.set_number_of_inputs(1);
     options.set_number_of_outputs(1);
     options.set_output_channel_count(&Array::of1(&JsValue::from(1)));
-    let frame_samples = (f64::from(sample_rate) / 50.0).round().max(1.0); // 20 ms
+    let frame_samples = libm::round(f64::from(sample_rate) / 50.0).max(1.0); // 20 ms
     let processor = JsObject::new()
         .set("targetRate", sample_rate)
         .set("frameSamples", frame_samples)
@@ -366,23 +375,13 @@ fn node_options(sample_rate: u32) -> AudioWorkletNodeOptions {
     options
 }
 
-thread_local! {
-    /// The worklet's `blob:` URL, made once per page.
-    static BLOB_URL: OnceCell<String> = const { OnceCell::new() };
-}
-
+/// A `blob:` URL of the worklet's source, for one `addModule`: revoked once that settles (the
+/// module is loaded by then), so no URL outlives its capture.
 fn blob_url() -> Result<String, JsValue> {
-    if let Some(url) = BLOB_URL.with(|url| url.get().cloned()) {
-        return Ok(url);
-    }
     let options = BlobPropertyBag::new();
     options.set_type("text/javascript");
     let parts = Array::of1(&capture_worklet_source());
-    let url = Url::create_object_url_with_blob(&Blob::new_with_str_sequence_and_options(
-        &parts, &options,
-    )?)?;
-    BLOB_URL.with(|cached| cached.set(url.clone()).ok());
-    Ok(url)
+    Url::create_object_url_with_blob(&Blob::new_with_str_sequence_and_options(&parts, &options)?)
 }
 
 /// The error of a worklet that could not load: turnguard's own, naming CSP and the fix.

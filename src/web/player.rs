@@ -8,8 +8,11 @@ use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::clock::Clock;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::driver::Handle;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::rc::Rc;
+use alloc::string::String;
 use js_sys::{ArrayBuffer, Function, Promise};
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{AudioBuffer, AudioContext, AudioNode, DomException};
 

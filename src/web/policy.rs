@@ -7,7 +7,9 @@ use crate::core::stt::reconnect::{Decision, ReconnectConfig, ReconnectPolicy as 
 use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
-use std::cell::RefCell;
+use alloc::boxed::Box;
+use alloc::format;
+use core::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
 /// The live speech-to-text reconnect rules as a pure state machine: report what the socket did,

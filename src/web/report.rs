@@ -4,6 +4,8 @@
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord, TurnStatus};
 use crate::core::turn::{AttemptId, DiscardReason, Event};
 use crate::web::glue;
+use alloc::string::String;
+use alloc::vec::Vec;
 use js_sys::{Array, JsString};
 use wasm_bindgen::JsValue;
 

@@ -6,6 +6,7 @@ use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder as Decoder};
 use crate::web::chat_request::{generate, on_response, ChatSpec};
 use crate::web::convert::{type_error, Fields};
 use crate::web::js_object::JsObject;
+use alloc::format;
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 

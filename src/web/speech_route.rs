@@ -8,6 +8,8 @@ use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::glue;
 use crate::web::js_object::JsObject;
 use crate::web::promise::{discard, ignore, then};
+use alloc::format;
+use alloc::string::String;
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
 use web_sys::{RequestInit, Response};

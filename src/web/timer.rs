@@ -2,7 +2,7 @@
 
 use crate::core::time::Millis;
 use crate::web::glue::{clear_timeout, set_timeout};
-use std::cell::Cell;
+use core::cell::Cell;
 use wasm_bindgen::prelude::*;
 
 /// Calls its callback no later than the deadline it was last asked for. The callback closure is

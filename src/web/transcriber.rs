@@ -12,6 +12,8 @@
 //! JSON reader. The I/O (`io`, `capture`) is shared with `VoiceSession`, whose machine has a
 //! transcriber inside: this class adds the app's callbacks and `stop()`.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 mod capture;
 mod dev_provisioner;
 mod errors;
@@ -31,11 +33,11 @@ use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::convert::type_error;
 use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::js_object::JsObject;
+use alloc::rc::{Rc, Weak};
+use core::cell::{Ref, RefCell, RefMut};
 use errors::freed;
 use js_sys::{Function, Int16Array, Promise};
 use options::{parse_options, Callbacks, ParsedOptions};
-use std::cell::{Ref, RefCell, RefMut};
-use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 
 impl Machine for Transcriber {

@@ -7,6 +7,11 @@
 //! provider, and never ask which one it is.
 
 /// Sample rate the microphone and the protocols use unless told otherwise.
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 pub const DEFAULT_SAMPLE_RATE: u32 = 16_000;
 
 /// Bytes per PCM16 sample.

@@ -5,6 +5,7 @@
 
 /// `pcm` (PCM16 little-endian mono at `from` Hz) at `to` Hz. Odd trailing bytes are ignored; a
 /// zero rate or equal rates give the samples back unchanged.
+use alloc::vec::Vec;
 pub fn resample_pcm16(pcm: &[u8], from: u32, to: u32) -> Vec<u8> {
     let samples: Vec<i16> = pcm
         .chunks_exact(2)

@@ -6,6 +6,8 @@ use super::preemptive::Held;
 use super::{ActiveTurn, AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::record::Failure;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 
 impl TurnLadder {
     /// A streaming route produced `chunk`. The first non-blank chunk of a running attempt

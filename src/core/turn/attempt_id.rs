@@ -2,9 +2,10 @@
 //! `requestId`. It is built once, when the attempt starts, and carried from then on — in the
 //! record, the actions and events, and back through the shell's inputs — so nothing parses it.
 
+use alloc::rc::Rc;
+use alloc::string::String;
 use core::fmt;
 use core::ops::Deref;
-use std::rc::Rc;
 
 /// An attempt's turn, its place in the turn, and its request id text, shared by every copy.
 #[derive(Clone)]

@@ -8,6 +8,7 @@ use crate::core::turn::output::{Action, Event};
 use crate::core::turn::preemptive::ladder_attempts;
 use crate::core::turn::record::Attempt;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason};
+use alloc::borrow::ToOwned;
 
 impl TurnLadder {
     pub(super) fn expire(&mut self, turn_id: &str, now: Millis) {

@@ -1,7 +1,9 @@
 //! How a turn ladder is configured, and what starting a turn can answer.
 
 use crate::core::turn::budget::RetryBudget;
-use std::fmt;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
 
 /// What the ladder knows about a route. The shell keeps the callable part.
 #[derive(Clone, Debug, PartialEq)]

@@ -22,6 +22,9 @@ use crate::core::turn::history::Exchange;
 use crate::core::turn::output::{Action, Event};
 use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::turn::sentences::SentenceSplitter;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Characters read past `max_answer_chars` before the answer is cut.
 const LOOKAHEAD_CHARS: usize = TurnConfig::ANSWER_LOOKAHEAD_CHARS;

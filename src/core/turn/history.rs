@@ -6,7 +6,10 @@
 //! the newest alone is over `max_chars`, the route gets an empty history (with the default limits,
 //! 4000 + 4000 ≤ 16000, it always fits).
 
-use std::collections::VecDeque;
+use alloc::borrow::ToOwned;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// One exchange: what the user said and what the agent said back (or what of it was heard).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -33,11 +33,15 @@ use crate::core::time::Millis;
 use crate::core::turn::budget::{RetryBudget, SessionBudget};
 use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
+use crate::core::FxHashMap;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
 use delivery::Delivery;
 use preemptive::Pending;
-use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
-use std::rc::Rc;
 use wakeups::Wakeups;
 
 mod answers;

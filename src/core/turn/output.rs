@@ -5,6 +5,9 @@ use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
 use crate::core::turn::AttemptId;
 use crate::core::turn::DiscardReason;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// A transition, for logs and metrics (T14). Carries ids, routes and times, never text.
 #[derive(Clone, Debug, PartialEq)]

@@ -20,7 +20,10 @@ use crate::core::turn::attempt_id::PREEMPTIVE;
 use crate::core::turn::output::{Action, Event};
 use crate::core::turn::record::{AttemptResult, Failure, TurnRecord};
 use crate::core::turn::{StartError, Started};
-use std::rc::Rc;
+use alloc::borrow::ToOwned;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// At most this many preemptive attempts per turn.
 pub const MAX_PREEMPTIVE_PER_TURN: u8 = 2;

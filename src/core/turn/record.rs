@@ -2,6 +2,8 @@
 
 use crate::core::time::Millis;
 use crate::core::turn::AttemptId;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 /// Where a turn stands. Only `Running` can still change.

@@ -38,6 +38,8 @@
 //! ```
 
 /// Words that a single period never ends a sentence after (compared ignoring ASCII case).
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 const NEVER_ENDS_AFTER: [&str; 11] = [
     "mr", "mrs", "ms", "dr", "prof", "st", "vs", "e.g", "i.e", "cf", "mt",
 ];
@@ -209,7 +211,7 @@ mod tests {
     fn sentences(text: &str) -> Vec<String> {
         let mut splitter = SentenceSplitter::new();
         splitter.push(text);
-        let mut out: Vec<String> = std::iter::from_fn(|| splitter.next_sentence()).collect();
+        let mut out: Vec<String> = core::iter::from_fn(|| splitter.next_sentence()).collect();
         out.extend(splitter.finish());
         out
     }

@@ -35,9 +35,11 @@
 //! ```
 
 use crate::core::json;
-use std::borrow::Cow;
-use std::collections::VecDeque;
-use std::mem;
+use alloc::borrow::Cow;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::mem;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 

@@ -5,9 +5,9 @@
 //! O(log n), the next wake-up is the top, and a `BinaryHeap` is all the code it takes.
 
 use crate::core::time::Millis;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-use std::rc::Rc;
+use alloc::collections::BinaryHeap;
+use alloc::rc::Rc;
+use core::cmp::Ordering;
 
 /// One filing of a turn.
 #[derive(Debug)]
@@ -20,8 +20,8 @@ struct Wakeup {
 
 impl Wakeup {
     /// Earliest first (`BinaryHeap` is a max-heap), then oldest turn first.
-    fn key(&self) -> (std::cmp::Reverse<Millis>, std::cmp::Reverse<u64>) {
-        (std::cmp::Reverse(self.at), std::cmp::Reverse(self.seq))
+    fn key(&self) -> (core::cmp::Reverse<Millis>, core::cmp::Reverse<u64>) {
+        (core::cmp::Reverse(self.at), core::cmp::Reverse(self.seq))
     }
 }
 

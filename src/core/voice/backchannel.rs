@@ -2,6 +2,10 @@
 //! speaks. They never cut the agent, and a final made only of them starts no turn.
 
 use crate::core::turn::preemptive::normalise;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// The default list: English, with the spellings recognizers write for the same sounds ("ok",
 /// "yea", "mhm": measured in the room, a recognizer's "yea" for a spoken "okay" cut the agent).

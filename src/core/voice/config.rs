@@ -1,6 +1,7 @@
 //! Options of a voice session (V4, P2).
 
 use super::backchannel::Backchannels;
+use alloc::string::String;
 
 /// Options of a voice session.
 #[derive(Clone, Debug, PartialEq)]

@@ -6,6 +6,9 @@ use super::turn::{Sentence, SpeakingTurn};
 use super::{VoiceAction, VoiceCore};
 use crate::core::voice::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
 use crate::core::voice::playback::ChunkHeard;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Milliseconds of speech per character assumed before the session measured any: slower than
 /// the TTS voices measured (espeak-ng 175 wpm ≈ 65 ms, OpenAI's voices ≈ 60–70 ms), so an

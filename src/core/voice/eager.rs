@@ -5,6 +5,8 @@
 
 use crate::core::time::Millis;
 use crate::core::turn::preemptive::normalise;
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 
 /// What the tracker asks of the ladder.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -18,7 +18,7 @@
 
 use crate::core::time::Millis;
 use crate::core::voice::vad::{level_db, Heard};
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 
 /// How long after the agent starts to sound the echo is measured.
 pub const MEASURE_MS: u64 = 1000;
@@ -180,7 +180,7 @@ impl EchoMeter {
             keep(&mut self.losses, loss);
         }
         keep(&mut self.echoes, echo_db);
-        if std::mem::replace(&mut self.reported, true) {
+        if core::mem::replace(&mut self.reported, true) {
             return None;
         }
         let raised = self
@@ -220,5 +220,5 @@ fn median(values: &VecDeque<f64>) -> Option<f64> {
 }
 
 fn power(db: f64) -> f64 {
-    10f64.powf(db / 10.0)
+    libm::pow(10.0, db / 10.0)
 }

@@ -11,7 +11,10 @@
 //! "the weather").
 
 use crate::core::turn::preemptive::normalise;
-use std::collections::VecDeque;
+use alloc::borrow::ToOwned;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// The sentences the player got last: the one sounding, the one queued behind it, and the one
 /// before (the provider's words lag the sound).

@@ -5,6 +5,8 @@
 //! sentence was already synthesized.
 
 /// One spoken sentence: its text and how much of its audio played, from the audio clock.
+use alloc::string::String;
+use alloc::vec::Vec;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpokenSentence<'a> {
     pub text: &'a str,
@@ -39,7 +41,7 @@ pub fn heard_text(sentences: &[SpokenSentence<'_>]) -> String {
         };
         let words: Vec<&str> = text.split_whitespace().collect();
         // `as` saturates: a NaN share gives 0 words, never a trap.
-        let count = ((words.len() as f64) * share).floor() as usize;
+        let count = libm::floor((words.len() as f64) * share) as usize;
         heard.extend(words.iter().take(count));
         break;
     }

@@ -9,6 +9,8 @@
 
 use crate::core::time::Millis;
 use crate::core::turn::record::{AttemptResult, TurnRecord};
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 
 /// What became of a turn's preemptive attempt (T17).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

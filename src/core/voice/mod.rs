@@ -19,6 +19,11 @@
 //! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
 //!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 pub mod backchannel;
 mod config;
 mod cut;
@@ -37,8 +42,8 @@ mod turn;
 pub mod vad;
 
 use crate::core::time::Millis;
-use std::borrow::Cow;
-use std::collections::VecDeque;
+use alloc::borrow::Cow;
+use alloc::collections::VecDeque;
 
 pub use config::VoiceConfig;
 pub use cut::DEFAULT_MS_PER_CHAR;
@@ -337,7 +342,7 @@ impl VoiceCore {
 
     /// The echo's first measurement (V8), as an event.
     pub fn report_echo(&mut self, report: echo::EchoReport) {
-        let whole_db = |db: f64| db.round() as i32;
+        let whole_db = |db: f64| libm::round(db) as i32;
         self.push(VoiceAction::Event(VoiceEvent::Echo {
             echo_db: whole_db(report.echo_db),
             return_loss_db: report.return_loss_db.map(whole_db),

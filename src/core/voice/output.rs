@@ -2,7 +2,9 @@
 //! the shell performs in order.
 
 use crate::core::voice::latency::TurnLatency;
-use std::fmt;
+use alloc::boxed::Box;
+use alloc::string::String;
+use core::fmt;
 
 /// `idle | listening | thinking | speaking | stopped | failed`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

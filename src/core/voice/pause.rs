@@ -10,6 +10,7 @@
 
 use super::{BargeInCause, VoiceAction, VoiceCore, VoiceEvent, VoiceState};
 use crate::core::time::Millis;
+use alloc::borrow::ToOwned;
 
 /// What paused the agent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! stays gapless and no sample is ever read across a torn boundary.
 
 /// Sample encodings a stream may carry, little-endian and interleaved by channel.
+use alloc::vec::Vec;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PcmFormat {
     /// 16-bit signed integers (OpenAI's `pcm`, most TTS services).
@@ -61,7 +62,7 @@ impl PcmFramer {
     /// The whole frames that `bytes` completes, per channel (empty when none is complete yet).
     pub fn push(&mut self, bytes: &[u8]) -> Vec<Vec<f32>> {
         let frame_bytes = self.frame_bytes();
-        let mut data = std::mem::take(&mut self.carry);
+        let mut data = core::mem::take(&mut self.carry);
         data.extend_from_slice(bytes);
         let whole = data.len() - data.len() % frame_bytes;
         let (frames_part, rest) = data.split_at(whole);
@@ -130,7 +131,7 @@ mod tests {
         let mut framer = PcmFramer::new(PcmFormat::Pcm16, 1);
         let mut got = Vec::new();
         for byte in &bytes {
-            for channel in framer.push(std::slice::from_ref(byte)) {
+            for channel in framer.push(core::slice::from_ref(byte)) {
                 got.extend(channel);
             }
         }

@@ -11,7 +11,10 @@
 //! The schedule is sans-IO: the shell reads `currentTime`, passes it in, and performs what comes
 //! back (start these buffers at these times, stop those sources).
 
-use std::collections::VecDeque;
+use alloc::borrow::ToOwned;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Turns whose later audio is dropped after a stop. Bounded so memory does not grow with a long
 /// session; a turn stopped this many stops ago is long over.

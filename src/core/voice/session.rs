@@ -19,6 +19,9 @@ use crate::core::voice::eager::{EagerTracker, Guess};
 use crate::core::voice::echo::EchoMeter;
 use crate::core::voice::vad::{VoiceChange, VoiceDetector};
 use crate::core::voice::{VoiceAction, VoiceCore, VoiceEvent, VoiceState};
+use alloc::borrow::ToOwned;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// What the shell performs for a voice session, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -379,7 +382,7 @@ impl SessionCore {
                 if state == SttState::Failed {
                     self.voice_at(now).on_transcriber_failed(now);
                 }
-                if state == SttState::Open && std::mem::take(&mut self.listen_on_open) {
+                if state == SttState::Open && core::mem::take(&mut self.listen_on_open) {
                     self.voice_at(now).start();
                 }
                 Some(SessionAction::Stt(transcriber::Action::StateChanged(state)))

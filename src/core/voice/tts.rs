@@ -5,6 +5,7 @@
 use super::turn::{Sentence, SpeakingTurn};
 use super::{VoiceAction, VoiceCore, VoiceError, VoiceEvent, VoiceState};
 use crate::core::time::Millis;
+use alloc::borrow::ToOwned;
 
 /// The recovery text's audio: synthesized once, then replayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,10 @@
 
 use crate::core::time::Millis;
 use crate::core::voice::latency::TurnLatency;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// One sentence of the answer (or the recovery text) on its way to the speaker.
 #[derive(Clone, Debug, PartialEq)]

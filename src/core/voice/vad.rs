@@ -115,7 +115,7 @@ impl VoiceDetector {
 
     /// What was heard since the last call, and the levels it is judged by now.
     pub fn take_heard(&mut self) -> Heard {
-        let (power, blocks) = std::mem::take(&mut self.heard);
+        let (power, blocks) = core::mem::take(&mut self.heard);
         Heard {
             power,
             blocks,
@@ -209,7 +209,7 @@ impl VoiceDetector {
 
 /// A mean square as dBFS; digital silence is very quiet (-120), not minus infinity.
 pub(crate) fn level_db(mean_square: f64) -> f64 {
-    10.0 * mean_square.max(1e-12).log10()
+    10.0 * libm::log10(mean_square.max(1e-12))
 }
 
 #[cfg(test)]
@@ -223,7 +223,7 @@ mod tests {
         let samples = RATE as u64 * ms / 1000;
         (0..samples)
             .flat_map(|i| {
-                let phase = 2.0 * std::f64::consts::PI * 220.0 * i as f64 / f64::from(RATE);
+                let phase = 2.0 * core::f64::consts::PI * 220.0 * i as f64 / f64::from(RATE);
                 let value = (amplitude * phase.sin() * 32767.0) as i16;
                 value.to_le_bytes()
             })

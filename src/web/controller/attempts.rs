@@ -2,9 +2,11 @@
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
 use crate::core::turn::AttemptId;
+use crate::core::FxHashMap;
 use crate::web::report::TurnStrings;
-use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec::Vec;
 use web_sys::AbortController;
 
 /// Ended attempts whose routes have not settled yet are remembered, so that a late answer is
@@ -71,7 +73,7 @@ impl Io {
         let live = self
             .turns
             .get_mut(turn_id)
-            .map(|turn| std::mem::take(&mut turn.live))
+            .map(|turn| core::mem::take(&mut turn.live))
             .unwrap_or_default();
         live.into_iter()
             .filter_map(|id| self.end_attempt(id))

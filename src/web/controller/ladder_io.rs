@@ -13,9 +13,11 @@ use crate::web::controller_options::JsRoute;
 use crate::web::driver::Host;
 use crate::web::glue;
 use crate::web::report::{event_to_js, record_to_js, TurnStrings};
+use alloc::rc::Weak;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::{Ref, RefCell, RefMut};
 use js_sys::{Array, Function};
-use std::cell::{Ref, RefCell, RefMut};
-use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 
 /// The class a ladder runs in: it owns the machine the ladder is (or is part of).

@@ -3,6 +3,8 @@
 
 use super::attempts::AttemptIo;
 use super::ladder_io::{history_js, input, read, AnyLadderHost, LadderIo};
+use alloc::borrow::ToOwned;
+use alloc::vec::Vec;
 // The hosts' methods, for a build with one host (not `dyn`; see `AnyLadderHost`).
 use super::{new_abort_controller, CHUNK, END, REJECTED, RESOLVED};
 use crate::core::turn::history::Exchange;

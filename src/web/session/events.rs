@@ -10,7 +10,7 @@ use crate::core::voice::playback::Stopped;
 use crate::core::voice::VoiceEvent;
 use crate::web::callbacks::Args;
 use crate::web::js_object::JsObject;
-use std::rc::Rc;
+use alloc::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 fn event(shared: &Shared, kind: &str) -> JsObject {
@@ -164,10 +164,10 @@ impl Shared {
     ) {
         let mut object = event(self, "playback_ended")
             .set("turnId", turn_id)
-            .set("heardMs", heard_ms.max(0.0).round())
+            .set("heardMs", libm::round(heard_ms.max(0.0)))
             .set("cut", unheard_ms.is_some());
         if let Some(unheard_ms) = unheard_ms {
-            object = object.set("unheardMs", unheard_ms.max(0.0).round());
+            object = object.set("unheardMs", libm::round(unheard_ms.max(0.0)));
         }
         self.emit(object);
     }

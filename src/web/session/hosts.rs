@@ -9,8 +9,9 @@ use crate::core::turn::TurnLadder;
 use crate::web::controller::{LadderHost, LadderIo};
 use crate::web::driver::Host as _;
 use crate::web::transcriber::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
-use std::cell::{Ref, RefMut};
-use std::rc::Weak;
+use alloc::rc::Weak;
+use alloc::vec::Vec;
+use core::cell::{Ref, RefMut};
 use wasm_bindgen::JsValue;
 
 impl LadderHost for Shared {

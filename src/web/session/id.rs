@@ -3,6 +3,7 @@
 //! repeat across sessions and page loads. The core never draws randomness; the shell does, here.
 
 use crate::web::convert::{range_error, type_error, Fields};
+use alloc::string::String;
 use js_sys::{Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 

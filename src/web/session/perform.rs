@@ -13,8 +13,10 @@ use crate::web::convert::{coded_error, range_error};
 use crate::web::driver::{Driver, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::transcriber::TranscriberIo;
+use alloc::rc::Rc;
+use alloc::string::ToString;
+use alloc::vec::Vec;
 use js_sys::Reflect;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 impl Shell for Shared {

@@ -4,6 +4,8 @@
 
 use super::errors::{aborted, dom_error};
 use super::io::{input, read, AnyTranscriberHost, TranscriberIo};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
 // The hosts' methods, for a build with one host (not `dyn`; see `AnyTranscriberHost`).
 #[cfg_attr(feature = "voice", allow(unused_imports))]
 use super::io::TranscriberHost as _;
@@ -114,7 +116,7 @@ impl TranscriberIo {
             match opened {
                 Ok(_) => host.report_event(JsObject::new().set("type", "microphone_changed").set(
                     "switchMs",
-                    (js_sys::Date::now() - asked_at).max(0.0).round(),
+                    libm::round((js_sys::Date::now() - asked_at).max(0.0)),
                 )),
                 Err(_) if accepts_audio(host.as_ref()) => {
                     io.capture_lost(host.as_ref(), opened_id, Some(worklet));
@@ -145,7 +147,7 @@ impl TranscriberIo {
         spawn_local(async move {
             let mut expected = id;
             for (attempt, wait) in
-                (0..).zip(REACQUIRE_DELAYS_MS.iter().chain(std::iter::repeat(&5000)))
+                (0..).zip(REACQUIRE_DELAYS_MS.iter().chain(core::iter::repeat(&5000)))
             {
                 let _ = JsFuture::from(delay(*wait)).await;
                 let Some(host) = weak.upgrade() else { return };
@@ -163,7 +165,7 @@ impl TranscriberIo {
                 match JsFuture::from(opening).await {
                     Ok(_) => {
                         let Some(host) = weak.upgrade() else { return };
-                        let gap_ms = (js_sys::Date::now() - lost_at).max(0.0).round();
+                        let gap_ms = libm::round((js_sys::Date::now() - lost_at).max(0.0));
                         host.report_event(
                             JsObject::new()
                                 .set("type", "microphone_restored")

@@ -4,6 +4,8 @@
 
 use crate::web::glue;
 use crate::web::js_object::JsObject;
+use alloc::format;
+use alloc::string::String;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};

@@ -3,6 +3,7 @@
 
 use crate::core::stt::transcriber::TranscriberError;
 use crate::web::convert::coded_error;
+use alloc::string::ToString;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::DomException;

@@ -12,9 +12,11 @@ use crate::core::time::Millis;
 use crate::web::driver::Host;
 use crate::web::js_object::JsObject;
 use crate::web::microphone::Capture;
+use alloc::rc::Weak;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::{Ref, RefCell, RefMut};
 use js_sys::{Function, Promise};
-use std::cell::{Ref, RefCell, RefMut};
-use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 use web_sys::AbortController;
 
@@ -221,7 +223,7 @@ impl TranscriberIo {
     pub(crate) fn state_changed(&self, state: State) {
         match state {
             State::Open => {
-                let waiters = std::mem::take(&mut self.io.borrow_mut().start_waiters);
+                let waiters = core::mem::take(&mut self.io.borrow_mut().start_waiters);
                 for (resolve, _) in waiters {
                     let _ = resolve.call0(&JsValue::UNDEFINED);
                 }
@@ -233,10 +235,10 @@ impl TranscriberIo {
                 drop(network);
                 let (starts, stops, failure) = {
                     let mut io = self.io.borrow_mut();
-                    let starts = std::mem::take(&mut io.start_waiters);
+                    let starts = core::mem::take(&mut io.start_waiters);
                     (
                         starts,
-                        std::mem::take(&mut io.stop_waiters),
+                        core::mem::take(&mut io.stop_waiters),
                         io.failure.clone(),
                     )
                 };

@@ -7,8 +7,8 @@
 use super::io::{input, AnyTranscriberHost};
 use crate::core::stt::transcriber::Transcriber;
 use crate::core::time::Millis;
+use alloc::rc::Weak;
 use js_sys::{Function, Reflect};
-use std::rc::Weak;
 use wasm_bindgen::prelude::*;
 use web_sys::EventTarget;
 

@@ -6,6 +6,9 @@ use crate::core::stt::transcriber::TranscriberConfig;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::{parse_protocol, parse_reconnect_config};
+use alloc::borrow::ToOwned;
+use alloc::format;
+use alloc::string::String;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
 

@@ -4,6 +4,7 @@
 //! throws — each is a provisioning failure without an HTTP status.
 
 use crate::web::js_object::JsObject;
+use alloc::string::String;
 use js_sys::{Array, Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -96,7 +97,7 @@ fn status_of(error: &JsValue) -> u16 {
     read(error, "status")
         .ok()
         .and_then(|status| status.as_f64())
-        .filter(|status| status.fract() == 0.0 && (100.0..=599.0).contains(status))
+        .filter(|status| libm::trunc(*status) == *status && (100.0..=599.0).contains(status))
         .map_or(0, |status| status as u16)
 }
 

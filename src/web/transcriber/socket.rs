@@ -7,6 +7,7 @@
 //! There is no `error` handler: a browser fires `close` right after every `error`, and `close`
 //! is what the core acts on (its code says how the socket ended).
 
+use alloc::string::String;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use web_sys::{BinaryType, Blob, CloseEvent, MessageEvent, WebSocket};

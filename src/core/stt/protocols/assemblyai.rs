@@ -17,11 +17,17 @@
 //!   comes again before a session began; 3005 retry; 3006 and 3007 (client bugs) fatal; 3008
 //!   (session expired) the session is over; 3009 (too many sessions) throttled.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// `{"type":"ForceEndpoint"}`: end the turn under way.
 pub const FORCE_ENDPOINT: &str = r#"{"type":"ForceEndpoint"}"#;
@@ -142,7 +148,7 @@ impl AssemblyAi {
         if view.end_of_turn && (view.formatted || !self.formatted) {
             self.last_final = Some(order);
             self.final_words.clear();
-            let text = joined(&std::mem::take(&mut self.carried), &transcript);
+            let text = joined(&core::mem::take(&mut self.carried), &transcript);
             return events.push(Event::Final(text));
         }
         if view.end_of_turn {
@@ -161,7 +167,7 @@ impl Codec for AssemblyAi {
         // A new connection is a new session: turn numbers start again, and the final words of
         // a turn the drop cut begin the next final.
         self.last_final = None;
-        let cut = std::mem::take(&mut self.final_words);
+        let cut = core::mem::take(&mut self.final_words);
         self.carried = joined(&self.carried, &cut);
     }
 
@@ -191,7 +197,7 @@ impl Codec for AssemblyAi {
     fn close_class(&mut self, code: u16) -> Option<CloseClass> {
         // One 1008 gets a fresh token; a second before a session began is fatal.
         (code == 1008).then(|| {
-            if std::mem::replace(&mut self.refused, true) {
+            if core::mem::replace(&mut self.refused, true) {
                 CloseClass::Fatal
             } else {
                 CloseClass::Retry

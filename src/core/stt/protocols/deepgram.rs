@@ -20,11 +20,17 @@
 //!   (1011 `NET-0000`/`NET-0001`, 1000, 1006) is retried; a refused handshake (expired token)
 //!   is a socket that never opened, which R5 handles with fresh tokens.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// `{"type":"KeepAlive"}`.
 pub const KEEPALIVE: &str = r#"{"type":"KeepAlive"}"#;
@@ -95,7 +101,7 @@ fn read(text: &str) -> Option<View<'_>> {
             "alternatives" => {
                 let mut first = true;
                 reader.array_or_skip(|reader| {
-                    if !std::mem::take(&mut first) {
+                    if !core::mem::take(&mut first) {
                         return reader.skip();
                     }
                     reader.object_or_skip(|reader, key| match key {
@@ -123,7 +129,7 @@ impl Deepgram {
 
     /// The utterance is over: its one final, if it has any words.
     fn finish_utterance(&mut self, events: &mut Vec<Event>) {
-        let text = std::mem::take(&mut self.segments);
+        let text = core::mem::take(&mut self.segments);
         events.push(if text.is_empty() {
             Event::Ignored
         } else {

@@ -24,12 +24,17 @@
 //!   comes before a close, which says what it means; everything else is retried, and a refused
 //!   handshake (an expired token) is a socket that never opened, which R5 handles.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use super::deepgram;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, Codec, Credentials, Event, Framing, Profile, Watermark,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// `{"type":"ForceEndTurn"}`: end the open turn now.
 pub const FORCE_END_TURN: &str = r#"{"type":"ForceEndTurn"}"#;

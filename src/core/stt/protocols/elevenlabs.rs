@@ -20,11 +20,17 @@
 //!   `rate_limited`, `queue_overflow`, `resource_exhausted`, `commit_throttled` throttled;
 //!   `session_time_limit_exceeded` the session is over; anything else retried.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark, DEFAULT_SAMPLE_RATE,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// ElevenLabs Scribe realtime.
 pub const PROFILE: Profile = Profile {
@@ -136,7 +142,7 @@ impl ElevenLabs {
             self.last_final.clone_from(&text);
             events.push(Event::Final(text));
         }
-        if std::mem::take(&mut self.finishing) {
+        if core::mem::take(&mut self.finishing) {
             events.push(Event::Finished);
         }
     }

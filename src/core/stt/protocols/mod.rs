@@ -3,6 +3,9 @@
 //! fixture in `tests/protocols/`), with no line to add anywhere else.
 
 use crate::core::stt::protocol::Profile;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 include!(concat!(env!("OUT_DIR"), "/protocols.rs"));
 

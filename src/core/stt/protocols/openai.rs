@@ -19,12 +19,18 @@
 //! - **Closes and errors:** an `error` with `code: "session_expired"` ends the session (a new one
 //!   is provisioned); close 4000 (`beta_api_shape_disabled`) is fatal; other closes are retried.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
-use std::borrow::Cow;
-use std::collections::VecDeque;
+use alloc::borrow::Cow;
+use alloc::collections::VecDeque;
 
 /// The sample rate the server takes.
 pub const SAMPLE_RATE: u32 = 24_000;

@@ -19,12 +19,18 @@
 //!   documented: the close is classified by the error — 400, 401, 402 and 403 fatal; 429
 //!   throttled; 408, 500 and 503 (start again at once) and a close without an error retried.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
     Watermark,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// `{"type":"keepalive"}`.
 pub const KEEPALIVE: &str = r#"{"type":"keepalive"}"#;
@@ -103,7 +109,7 @@ fn read(text: &str) -> Option<View<'_>> {
 
 impl Soniox {
     fn finish_utterance(&mut self, events: &mut Vec<Event>) {
-        let text = std::mem::take(&mut self.finals);
+        let text = core::mem::take(&mut self.finals);
         let text = text.trim();
         if !text.is_empty() {
             events.push(Event::Final(text.to_owned()));

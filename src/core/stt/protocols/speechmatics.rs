@@ -19,12 +19,18 @@
 //!   1011, 4005 (concurrency quota) and 4013 (job error) are throttled; 1008 (idle or session
 //!   timeout) ends the session; other closes are retried.
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
     Watermark,
 };
-use std::borrow::Cow;
+use alloc::borrow::Cow;
 
 /// How far audio may run ahead of the server's `AudioAdded` receipts.
 pub const RECEIPT_WINDOW_MS: u64 = 5_000;
@@ -104,7 +110,7 @@ fn appended(pieces: &str, piece: &str) -> String {
 
 impl Speechmatics {
     fn finish_utterance(&mut self, events: &mut Vec<Event>) {
-        let text = std::mem::take(&mut self.pieces);
+        let text = core::mem::take(&mut self.pieces);
         events.push(if text.trim().is_empty() {
             Event::Ignored
         } else {

@@ -51,7 +51,7 @@
 use crate::core::stt::backoff::Backoff;
 use crate::core::stt::protocol::CloseClass;
 use crate::core::time::Millis;
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 
 mod config;
 mod decision;

@@ -28,7 +28,8 @@
 use super::{Action, TranscriberError};
 use crate::core::stt::protocol::{pcm_bytes_for_ms, pcm_ms_for_bytes, Pacing, Watermark};
 use crate::core::time::Millis;
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 /// Without acknowledgments, audio handed to a socket counts as delivered once the socket stayed
 /// open this long after the send: long enough to catch a socket that dies right after it opened

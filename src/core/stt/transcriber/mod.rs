@@ -50,11 +50,15 @@
 //! assert_eq!(t.poll_action(), Some(Action::Provision));
 //! t.on_provisioned("wss://stt.example/v2/live?token=1", Millis(40));
 //! t.on_open(Millis(90));
-//! let actions: Vec<Action> = std::iter::from_fn(|| t.poll_action()).collect();
+//! let actions: Vec<Action> = core::iter::from_fn(|| t.poll_action()).collect();
 //! assert!(actions.contains(&Action::SendBinary(vec![1, 0, 2, 0])), "the buffer is flushed on open");
 //! assert_eq!(t.state(), State::Open);
 //! ```
 
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
 mod audio;
 mod config;
 mod output;
@@ -69,9 +73,9 @@ use crate::core::stt::protocol::{base64, Codec, Event, Framing, Profile};
 use crate::core::stt::reconnect::{ReconnectAction, ReconnectPolicy};
 use crate::core::stt::resample::resample_pcm16;
 use crate::core::time::Millis;
+use alloc::collections::VecDeque;
 use audio::AudioBuffer;
-use std::collections::VecDeque;
-use std::fmt;
+use core::fmt;
 use timers::Timers;
 
 /// Messages the protocol does not know, with none it knows, that say the server speaks another
@@ -320,7 +324,7 @@ impl Transcriber {
         if self.state != State::Open {
             return;
         }
-        let mut events = std::mem::take(&mut self.events);
+        let mut events = core::mem::take(&mut self.events);
         self.codec.decode(text, &mut events);
         let unknown = events
             .iter()

@@ -2,7 +2,9 @@
 
 use crate::core::stt::protocol::CloseClass;
 use crate::core::stt::reconnect::ReconnectAction;
-use std::fmt;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
 
 /// Why `provision()` is called (`reason` in its request).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

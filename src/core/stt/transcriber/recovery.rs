@@ -6,6 +6,7 @@ use super::{Action, CloseReport, ProvisionReason, State, Transcriber, Transcribe
 use crate::core::stt::protocol::{classify_close, CloseClass, Credentials};
 use crate::core::stt::reconnect::{Decision, ReconnectAction, ReconnectReason};
 use crate::core::time::Millis;
+use alloc::borrow::ToOwned;
 
 /// Dead URLs (R5) before any socket opened that make the transcriber fail: the first is
 /// re-provisioned, the second fresh one refused as well names a mistake.
@@ -111,7 +112,7 @@ impl Transcriber {
     /// The page is shown again from the back-forward cache (`pageshow` with `persisted`): it
     /// connects at once (the network permitting), with the same URL where the protocol allows.
     pub fn unpark(&mut self, now: Millis) {
-        if std::mem::take(&mut self.parked) {
+        if core::mem::take(&mut self.parked) {
             self.go_on(now);
         }
     }

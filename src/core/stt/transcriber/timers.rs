@@ -5,6 +5,7 @@ use super::{Action, State, Transcriber};
 use crate::core::stt::protocol::Credentials;
 use crate::core::stt::reconnect::ReconnectAction;
 use crate::core::time::Millis;
+use alloc::borrow::ToOwned;
 
 /// One deadline per timer kind; the next wake-up is the earliest.
 #[derive(Clone, Copy, Debug, Default)]
