@@ -11,6 +11,7 @@ pub(crate) mod json;
 /// A hash map keyed by turn ids or attempt numbers, hashed with FxHash (see Cargo.toml).
 pub(crate) type FxHashMap<K, V> = hashbrown::HashMap<K, V, rustc_hash::FxBuildHasher>;
 pub mod stt;
+pub(crate) mod text;
 pub mod time;
 pub mod turn;
 pub mod voice;

@@ -15,7 +15,6 @@ use crate::web::glue::settle_quietly;
 use crate::web::id_map::IdMap;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
-use alloc::format;
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -582,9 +581,7 @@ pub(crate) fn require_web_audio(class: &str) -> Result<(), JsValue> {
     if constructor.is_function() {
         return Ok(());
     }
-    Err(type_error(&format!(
-        "{class} needs Web Audio and this environment has no AudioContext (Node, SSR, a test runner without a browser): create it in a browser page. TurnController and ReconnectPolicy work anywhere"
-    )))
+    Err(type_error(&[class, " needs Web Audio and this environment has no AudioContext (Node, SSR, a test runner without a browser): create it in a browser page. TurnController and ReconnectPolicy work anywhere"].concat()))
 }
 
 fn decode_error(cause: &JsValue) -> JsValue {
@@ -592,5 +589,5 @@ fn decode_error(cause: &JsValue) -> JsValue {
         .ok()
         .and_then(|message| message.as_string())
         .unwrap_or_default();
-    range_error(&format!("audio could not be decoded: {detail}"))
+    range_error(&["audio could not be decoded: ", &detail].concat())
 }

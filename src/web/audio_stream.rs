@@ -10,7 +10,6 @@ use crate::core::voice::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::glue::{clear_timeout, delay, set_timeout_with_argument};
 use alloc::collections::VecDeque;
-use alloc::format;
 use alloc::rc::Rc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -47,30 +46,28 @@ impl StreamSpec {
         let stream = fields
             .get("stream")?
             .dyn_into::<ReadableStream>()
-            .map_err(|_| type_error(&format!("{path}.stream must be a ReadableStream")))?;
+            .map_err(|_| type_error(&[path, ".stream must be a ReadableStream"].concat()))?;
         if stream.locked() {
-            return Err(type_error(&format!(
-                "{path}.stream is locked by another reader"
-            )));
+            return Err(type_error(
+                &[path, ".stream is locked by another reader"].concat(),
+            ));
         }
         let format = fields.get("format")?;
         let format = match format.as_string() {
             Some(name) => PcmFormat::parse(&name).ok_or_else(|| {
-                range_error(&format!(
-                    "{path}.format must be \"pcm16\" or \"f32\" (encoded audio: resolve with an ArrayBuffer)"
-                ))
+                range_error(&[path, ".format must be \"pcm16\" or \"f32\" (encoded audio: resolve with an ArrayBuffer)"].concat())
             })?,
-            None => return Err(type_error(&format!("{path}.format must be a string"))),
+            None => return Err(type_error(&[path, ".format must be a string"].concat())),
         };
         let rate = fields
             .get("sampleRate")?
             .as_f64()
-            .ok_or_else(|| type_error(&format!("{path}.sampleRate must be a number")))?;
+            .ok_or_else(|| type_error(&[path, ".sampleRate must be a number"].concat()))?;
         // The range every browser's createBuffer accepts.
         if !(8000.0..=96000.0).contains(&rate) {
-            return Err(range_error(&format!(
-                "{path}.sampleRate must be from 8000 to 96000"
-            )));
+            return Err(range_error(
+                &[path, ".sampleRate must be from 8000 to 96000"].concat(),
+            ));
         }
         let channels = fields.get("channels")?;
         let channels = if channels.is_undefined() {
@@ -78,12 +75,12 @@ impl StreamSpec {
         } else {
             channels
                 .as_f64()
-                .ok_or_else(|| type_error(&format!("{path}.channels must be a number")))?
+                .ok_or_else(|| type_error(&[path, ".channels must be a number"].concat()))?
         };
         if libm::trunc(channels) != channels || !(1.0..=8.0).contains(&channels) {
-            return Err(range_error(&format!(
-                "{path}.channels must be a whole number from 1 to 8"
-            )));
+            return Err(range_error(
+                &[path, ".channels must be a whole number from 1 to 8"].concat(),
+            ));
         }
         Ok(StreamSpec {
             stream,

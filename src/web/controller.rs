@@ -12,7 +12,6 @@ use crate::web::driver::{self, Driver, Handle, Machine, Shell};
 use crate::web::glue;
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;
-use alloc::string::ToString;
 use core::cell::{Ref, RefMut};
 use js_sys::{Function, JsString, Map, Promise};
 use wasm_bindgen::prelude::*;
@@ -421,7 +420,7 @@ fn freed() -> JsValue {
 }
 
 fn start_error_to_js(error: &StartError) -> JsValue {
-    range_error(&error.to_string())
+    range_error(&error.message())
 }
 
 fn new_abort_controller() -> AbortController {

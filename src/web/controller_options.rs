@@ -1,9 +1,9 @@
 //! `new TurnController(routes, options)`: JS routes and options → the ladder's configuration,
 //! every bad field a `TypeError`/`RangeError` that names it.
 
+use crate::core::text::decimal;
 use crate::core::turn::{FallbackPolicy, RouteSpec, TurnConfig};
 use crate::web::convert::{range_error, type_error, Fields};
-use alloc::format;
 use alloc::vec::Vec;
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
@@ -27,13 +27,11 @@ pub(crate) fn parse_routes(routes: &JsValue) -> Result<(Vec<JsRoute>, Vec<RouteS
     let mut js_routes = Vec::new();
     let mut specs = Vec::new();
     for (index, object) in routes.iter().enumerate() {
-        let path = format!("routes[{index}]");
+        let path = ["routes[", &decimal(index as u64), "]"].concat();
         // Not `Fields::of`: a function (the common mistake: `generate` passed on its own) is
         // no route, and the error says what one is.
         if !object.is_object() {
-            return Err(type_error(&format!(
-                    "{path} must be a route, an object {{ name, generate({{ requestId, turnId, input, signal }}) }}: e.g. {{ name: \"primary\", generate: yourFunction }}"
-                )));
+            return Err(type_error(&[&path, " must be a route, an object { name, generate({ requestId, turnId, input, signal }) }: e.g. { name: \"primary\", generate: yourFunction }"].concat()));
         }
         let fields = Fields::of(&object, &path)?;
         let name = fields.string("name")?;

@@ -1,7 +1,7 @@
 //! JS values in, Rust values out: every check names the field it rejects, and throws a real
 //! `TypeError` (wrong type) or `RangeError` (right type, value out of range), never a panic.
 
-use alloc::format;
+use crate::core::text::decimal;
 use alloc::string::String;
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -49,7 +49,7 @@ impl<'a> Fields<'a> {
         if object.is_object() || object.is_function() {
             Ok(Fields { object, path })
         } else {
-            Err(type_error(&format!("{path} must be an object")))
+            Err(type_error(&[path, " must be an object"].concat()))
         }
     }
 
@@ -59,18 +59,17 @@ impl<'a> Fields<'a> {
     }
 
     fn name(&self, key: &str) -> String {
-        format!("{}.{key}", self.path)
+        [self.path, ".", key].concat()
     }
 
     /// A required, non-empty string.
     pub(crate) fn string(&self, key: &str) -> Result<String, JsValue> {
         match self.get(key)?.as_string() {
             Some(value) if !value.is_empty() => Ok(value),
-            Some(_) => Err(range_error(&format!(
-                "{} must not be empty",
-                self.name(key)
-            ))),
-            None => Err(type_error(&format!("{} must be a string", self.name(key)))),
+            Some(_) => Err(range_error(
+                &[&self.name(key), " must not be empty"].concat(),
+            )),
+            None => Err(type_error(&[&self.name(key), " must be a string"].concat())),
         }
     }
 
@@ -93,7 +92,7 @@ impl<'a> Fields<'a> {
         }
         convert(&value)
             .map(Some)
-            .ok_or_else(|| type_error(&format!("{} must be {what}", self.name(key))))
+            .ok_or_else(|| type_error(&[&self.name(key), " must be ", what].concat()))
     }
 
     /// An optional boolean.
@@ -108,7 +107,7 @@ impl<'a> Fields<'a> {
     pub(crate) fn function(&self, key: &str) -> Result<Function, JsValue> {
         self.get(key)?
             .dyn_into::<Function>()
-            .map_err(|_| type_error(&format!("{} must be a function", self.name(key))))
+            .map_err(|_| type_error(&[&self.name(key), " must be a function"].concat()))
     }
 
     /// An optional function (absent → `None`).
@@ -126,10 +125,13 @@ impl<'a> Fields<'a> {
             return Ok(default);
         };
         if !value.is_finite() || value <= 0.0 {
-            return Err(range_error(&format!(
-                "{} must be a finite number of milliseconds above 0",
-                self.name(key)
-            )));
+            return Err(range_error(
+                &[
+                    &self.name(key),
+                    " must be a finite number of milliseconds above 0",
+                ]
+                .concat(),
+            ));
         }
         Ok(libm::ceil(value) as u64)
     }
@@ -141,10 +143,13 @@ impl<'a> Fields<'a> {
             return Ok(default);
         };
         if !value.is_finite() || value < 0.0 {
-            return Err(range_error(&format!(
-                "{} must be a finite, non-negative number of milliseconds",
-                self.name(key)
-            )));
+            return Err(range_error(
+                &[
+                    &self.name(key),
+                    " must be a finite, non-negative number of milliseconds",
+                ]
+                .concat(),
+            ));
         }
         Ok(libm::ceil(value) as u64)
     }
@@ -155,10 +160,14 @@ impl<'a> Fields<'a> {
             return Ok(default);
         };
         if !value.is_finite() || libm::trunc(value) != value || value < min as f64 {
-            return Err(range_error(&format!(
-                "{} must be a whole number of at least {min}",
-                self.name(key)
-            )));
+            return Err(range_error(
+                &[
+                    &self.name(key),
+                    " must be a whole number of at least ",
+                    &decimal(min),
+                ]
+                .concat(),
+            ));
         }
         Ok(value as u64)
     }
@@ -170,10 +179,9 @@ impl<'a> Fields<'a> {
             return Ok(default);
         };
         if !value.is_finite() || value < 0.0 {
-            return Err(range_error(&format!(
-                "{} must be a finite number of at least 0",
-                self.name(key)
-            )));
+            return Err(range_error(
+                &[&self.name(key), " must be a finite number of at least 0"].concat(),
+            ));
         }
         Ok(value)
     }
@@ -188,8 +196,8 @@ impl<'a> Fields<'a> {
 pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
     match value.as_string() {
         Some(text) if !text.is_empty() => Ok(text),
-        Some(_) => Err(range_error(&format!("{name} must not be empty"))),
-        None => Err(type_error(&format!("{name} must be a string"))),
+        Some(_) => Err(range_error(&[name, " must not be empty"].concat())),
+        None => Err(type_error(&[name, " must be a string"].concat())),
     }
 }
 
@@ -198,11 +206,18 @@ pub(crate) fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue>
 pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Result<u32, JsValue> {
     let number = value
         .as_f64()
-        .ok_or_else(|| type_error(&format!("{name} must be a number")))?;
+        .ok_or_else(|| type_error(&[name, " must be a number"].concat()))?;
     if libm::trunc(number) != number || number < f64::from(min) || number > f64::from(max) {
-        return Err(range_error(&format!(
-            "{name} must be a whole number from {min} to {max}"
-        )));
+        return Err(range_error(
+            &[
+                name,
+                " must be a whole number from ",
+                &decimal(min.into()),
+                " to ",
+                &decimal(max.into()),
+            ]
+            .concat(),
+        ));
     }
     Ok(number as u32)
 }
@@ -212,11 +227,15 @@ pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Resu
 pub(crate) fn time_arg(value: &JsValue, name: &str) -> Result<u64, JsValue> {
     let number = value
         .as_f64()
-        .ok_or_else(|| type_error(&format!("{name} must be a number")))?;
+        .ok_or_else(|| type_error(&[name, " must be a number"].concat()))?;
     if !number.is_finite() || number < 0.0 {
-        return Err(range_error(&format!(
-            "{name} must be a finite, non-negative number of milliseconds"
-        )));
+        return Err(range_error(
+            &[
+                name,
+                " must be a finite, non-negative number of milliseconds",
+            ]
+            .concat(),
+        ));
     }
     Ok(libm::floor(number) as u64)
 }

@@ -15,7 +15,6 @@ use crate::web::glue::settle_quietly;
 use crate::web::js_object::JsObject;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -389,7 +388,7 @@ fn worklet_blocked(url: &str, blob: bool, cause: &JsValue) -> JsValue {
     let message = if blob {
         "the microphone capture worklet could not load from a blob: URL: a Content-Security-Policy whose script-src does not allow blob: blocks it; allow blob: in script-src, or pass attachMicrophone(stream, { workletUrl }) naming a same-origin copy of turnguard's capture-worklet.js".to_owned()
     } else {
-        format!("the microphone capture worklet could not load from {url}: check that the URL serves turnguard's capture-worklet.js as JavaScript and that the page's Content-Security-Policy script-src allows it")
+        ["the microphone capture worklet could not load from ", url, ": check that the URL serves turnguard's capture-worklet.js as JavaScript and that the page's Content-Security-Policy script-src allows it"].concat()
     };
     let options = JsObject::new().set("cause", cause.clone()).build();
     let error = js_sys::Error::new_with_options(&message, options.unchecked_ref());

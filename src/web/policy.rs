@@ -8,7 +8,6 @@ use crate::core::time::Millis;
 use crate::web::convert::{range_error, time_arg, type_error, whole_arg, Fields};
 use crate::web::js_object::JsObject;
 use alloc::boxed::Box;
-use alloc::format;
 use core::cell::RefCell;
 use wasm_bindgen::prelude::*;
 
@@ -207,10 +206,7 @@ pub(crate) fn parse_protocol(fields: &Fields<'_>) -> Result<&'static Profile, Js
         return Ok(DEFAULT_PROTOCOL);
     };
     protocols::named(&name).ok_or_else(|| {
-        range_error(&format!(
-            "options.protocol must be one of {}",
-            protocols::names()
-        ))
+        range_error(&["options.protocol must be one of ", &protocols::names()].concat())
     })
 }
 

@@ -6,7 +6,6 @@ use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder as Decoder};
 use crate::web::chat_request::{generate, on_response, ChatSpec};
 use crate::web::convert::{type_error, Fields};
 use crate::web::js_object::JsObject;
-use alloc::format;
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -95,7 +94,9 @@ pub fn open_ai_compatible_route(
             continue;
         }
         if !value.is_object() || Array::is_array(&value) {
-            return Err(type_error(&format!("options.{key} must be an object")));
+            return Err(type_error(
+                &["options.", key, " must be an object"].concat(),
+            ));
         }
         *slot = value;
     }

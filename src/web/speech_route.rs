@@ -8,7 +8,6 @@ use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::glue;
 use crate::web::js_object::JsObject;
 use crate::web::promise::{discard, ignore, then};
-use alloc::format;
 use alloc::string::String;
 use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
@@ -52,7 +51,9 @@ pub fn open_ai_compatible_speech(
             continue;
         }
         if !value.is_object() || Array::is_array(&value) {
-            return Err(type_error(&format!("options.{key} must be an object")));
+            return Err(type_error(
+                &["options.", key, " must be an object"].concat(),
+            ));
         }
         *slot = value;
     }

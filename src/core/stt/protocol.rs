@@ -9,7 +9,6 @@
 /// Sample rate the microphone and the protocols use unless told otherwise.
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 pub const DEFAULT_SAMPLE_RATE: u32 = 16_000;
@@ -277,9 +276,9 @@ pub fn merged_object(base: &str, extra: Option<&str>) -> String {
         .filter(|members| !members.is_empty());
     match (members, base.trim_end().strip_suffix('}')) {
         (Some(members), Some(open)) if open.trim_end().ends_with('{') => {
-            format!("{open}{members}}}")
+            [open, members, "}"].concat()
         }
-        (Some(members), Some(open)) => format!("{open},{members}}}"),
+        (Some(members), Some(open)) => [open, ",", members, "}"].concat(),
         _ => base.to_owned(),
     }
 }

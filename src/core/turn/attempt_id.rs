@@ -2,6 +2,7 @@
 //! `requestId`. It is built once, when the attempt starts, and carried from then on — in the
 //! record, the actions and events, and back through the shell's inputs — so nothing parses it.
 
+use crate::core::text::push_decimal;
 use alloc::rc::Rc;
 use alloc::string::String;
 use core::fmt;
@@ -36,7 +37,7 @@ impl AttemptId {
     /// Whether the id is `"<turnId>:attempt:<index + 1>"`, the same suffix for every turn.
     pub fn is_plain(&self) -> bool {
         let mut plain = String::new();
-        push_decimal(&mut plain, self.index.saturating_add(1));
+        push_decimal(&mut plain, self.index.saturating_add(1) as u64);
         self.suffix()
             .strip_prefix(ATTEMPT)
             .is_some_and(|number| number == plain)
@@ -76,18 +77,11 @@ pub(crate) const ATTEMPT: &str = ":attempt:";
 /// The kind of a preemptive attempt's id (T17).
 pub(crate) const PREEMPTIVE: &str = ":preemptive:";
 
-fn push_decimal(out: &mut String, n: usize) {
-    if n >= 10 {
-        push_decimal(out, n / 10);
-    }
-    out.push(char::from(b'0' + (n % 10) as u8));
-}
-
 fn request_id_text(turn_id: &str, kind: &str, number: usize) -> String {
     let mut id = String::with_capacity(turn_id.len() + kind.len() + 2);
     id.push_str(turn_id);
     id.push_str(kind);
-    push_decimal(&mut id, number);
+    push_decimal(&mut id, number as u64);
     id
 }
 

@@ -1,5 +1,6 @@
 //! How a turn ladder is configured, and what starting a turn can answer.
 
+use crate::core::text::decimal;
 use crate::core::turn::budget::RetryBudget;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -150,15 +151,27 @@ pub enum StartError {
     },
 }
 
+impl StartError {
+    /// The error's text, as the `RangeError` says it (built without `core::fmt`).
+    pub fn message(&self) -> String {
+        match self {
+            StartError::EmptyTurnId => "turnId must not be empty".into(),
+            StartError::EmptyInput => "input must not be empty".into(),
+            StartError::InputTooLong { chars, max } => [
+                "input is ",
+                &decimal(*chars as u64),
+                " characters, over maxInputChars (",
+                &decimal(*max as u64),
+                ")",
+            ]
+            .concat(),
+        }
+    }
+}
+
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StartError::EmptyTurnId => f.write_str("turnId must not be empty"),
-            StartError::EmptyInput => f.write_str("input must not be empty"),
-            StartError::InputTooLong { chars, max } => {
-                write!(f, "input is {chars} characters, over maxInputChars ({max})")
-            }
-        }
+        f.write_str(&self.message())
     }
 }
 

@@ -19,9 +19,9 @@
 //! - Stale work (V5): ending a turn drops what was queued for it, so a re-entrant stop or
 //!   interrupt from an app callback leaves no turn start, `synthesize` or playback behind.
 
+use crate::core::text::decimal;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 pub mod backchannel;
@@ -144,8 +144,8 @@ impl VoiceCore {
     #[must_use]
     pub fn next_turn_id(&self) -> String {
         match &self.config.session_id {
-            Some(session) => format!("{session}:turn-{}", self.next_turn),
-            None => format!("turn-{}", self.next_turn),
+            Some(session) => [session, ":turn-", &decimal(self.next_turn)].concat(),
+            None => ["turn-", &decimal(self.next_turn)].concat(),
         }
     }
 

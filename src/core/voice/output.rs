@@ -69,14 +69,19 @@ impl VoiceError {
     }
 }
 
+impl VoiceError {
+    /// The error's text, as `onError` gets it.
+    pub fn message(&self) -> &'static str {
+        match self {
+            VoiceError::TtsFailed { .. } => "synthesis failed; the sentence was skipped",
+            VoiceError::TtsTimeout { .. } => "synthesis timed out; the sentence was skipped",
+        }
+    }
+}
+
 impl fmt::Display for VoiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            VoiceError::TtsFailed { .. } => write!(f, "synthesis failed; the sentence was skipped"),
-            VoiceError::TtsTimeout { .. } => {
-                write!(f, "synthesis timed out; the sentence was skipped")
-            }
-        }
+        f.write_str(self.message())
     }
 }
 

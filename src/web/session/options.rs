@@ -5,6 +5,7 @@
 //! values where the session decides.
 
 use crate::core::stt::transcriber::TranscriberConfig;
+use crate::core::text::decimal;
 use crate::core::turn::TurnConfig;
 use crate::core::voice::backchannel::Backchannels;
 use crate::core::voice::VoiceConfig;
@@ -12,7 +13,6 @@ use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::player::audio_options;
 use crate::web::transcriber::options::{parse_options, ParsedOptions};
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Function, Object, Reflect};
@@ -69,7 +69,14 @@ fn parse_backchannels(value: &JsValue) -> Result<Backchannels, JsValue> {
     let mut phrases = Vec::new();
     for (index, item) in array.iter().enumerate() {
         let phrase = item.as_string().ok_or_else(|| {
-            type_error(&format!("options.backchannels[{index}] must be a string"))
+            type_error(
+                &[
+                    "options.backchannels[",
+                    &decimal(index as u64),
+                    "] must be a string",
+                ]
+                .concat(),
+            )
         })?;
         phrases.push(phrase);
     }
@@ -93,9 +100,14 @@ fn parse_preemptive(fields: &Fields<'_>) -> Result<Option<u64>, JsValue> {
     for key in Object::keys(value.unchecked_ref::<Object>()).iter() {
         if key.as_string().as_deref() != Some("eagerSilenceMs") {
             let name = key.as_string().unwrap_or_default();
-            return Err(type_error(&format!(
-                "options.preemptive.{name} is not an option (known: eagerSilenceMs)"
-            )));
+            return Err(type_error(
+                &[
+                    "options.preemptive.",
+                    &name,
+                    " is not an option (known: eagerSilenceMs)",
+                ]
+                .concat(),
+            ));
         }
     }
     let preemptive = Fields::of(&value, "options.preemptive")?;
@@ -240,7 +252,9 @@ fn copy_object(fields: &Fields<'_>, key: &str) -> Result<Object, JsValue> {
         return Ok(Object::new());
     }
     if !value.is_object() {
-        return Err(type_error(&format!("options.{key} must be an object")));
+        return Err(type_error(
+            &["options.", key, " must be an object"].concat(),
+        ));
     }
     Ok(Object::assign(&Object::new(), value.unchecked_ref()))
 }
@@ -255,9 +269,9 @@ fn renamed(error: JsValue, key: &str) -> JsValue {
         return error;
     };
     let message = if message.starts_with("routes") {
-        format!("options.{message}")
+        ["options.", &message].concat()
     } else {
-        message.replace("options.", &format!("options.{key}."))
+        message.replace("options.", &["options.", key, "."].concat())
     };
     if error.is_instance_of::<js_sys::RangeError>() {
         range_error(&message)

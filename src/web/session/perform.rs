@@ -14,7 +14,6 @@ use crate::web::driver::{Driver, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::transcriber::TranscriberIo;
 use alloc::rc::Rc;
-use alloc::string::ToString;
 use alloc::vec::Vec;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
@@ -36,7 +35,7 @@ impl Shell for Shared {
             SessionAction::Stt(action) => self.perform_stt(action),
             SessionAction::Voice(action) => self.perform_voice(action),
             SessionAction::TurnRefused { error, .. } => {
-                self.report_error(&range_error(&error.to_string()));
+                self.report_error(&range_error(&error.message()));
             }
         }
     }
@@ -180,7 +179,7 @@ impl Shared {
 }
 
 fn voice_error(error: &VoiceError) -> JsValue {
-    let js = coded_error(&error.to_string(), None, error.code(), false);
+    let js = coded_error(error.message(), None, error.code(), false);
     let _ = Reflect::set(&js, &"turnId".into(), &error.turn_id().into());
     js
 }

@@ -2,9 +2,9 @@
 //! from the page with the key (anyone who opens the page can read it), through the global
 //! `fetch` with the transcriber's `AbortSignal`.
 
+use crate::core::text::decimal;
 use crate::web::glue;
 use crate::web::js_object::JsObject;
-use alloc::format;
 use alloc::string::String;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
@@ -15,7 +15,7 @@ use web_sys::{RequestInit, Response};
 /// with `config` merged over it, is serialized once, here; a `config` whose getters throw is
 /// this call's error.
 pub(super) fn make(api_key: String, api_url: &str, config: &JsValue) -> Result<Function, JsValue> {
-    let endpoint = format!("{}/v2/live", api_url.trim_end_matches('/'));
+    let endpoint = [api_url.trim_end_matches('/'), "/v2/live"].concat();
     let body: Object = JsObject::new()
         .set("encoding", "wav/pcm")
         .set("sample_rate", 16_000)
@@ -61,7 +61,8 @@ async fn post(
         .dyn_into()?;
     if !response.ok() {
         let status = response.status();
-        let error = js_sys::Error::new(&format!("provisioning failed: HTTP {status}"));
+        let error =
+            js_sys::Error::new(&["provisioning failed: HTTP ", &decimal(status.into())].concat());
         let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
         return Err(error.into());
     }

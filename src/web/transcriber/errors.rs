@@ -3,7 +3,6 @@
 
 use crate::core::stt::transcriber::TranscriberError;
 use crate::web::convert::coded_error;
-use alloc::string::ToString;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 use web_sys::DomException;
@@ -25,7 +24,7 @@ pub(super) fn freed() -> JsValue {
 
 /// What `onError` gets: an `Error` with `code`, `terminal`, and the fields of its kind.
 pub(super) fn error_to_js(error: &TranscriberError) -> JsValue {
-    let js = coded_error(&error.to_string(), None, error.code(), error.is_terminal());
+    let js = coded_error(&error.message(), None, error.code(), error.is_terminal());
     let number = |key: &str, value: f64| set(&js, key, &value.into());
     match error {
         TranscriberError::AudioDropped {

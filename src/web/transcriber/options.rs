@@ -3,11 +3,11 @@
 
 use crate::core::stt::reconnect::ReconnectConfig;
 use crate::core::stt::transcriber::TranscriberConfig;
+use crate::core::text::decimal;
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::{parse_protocol, parse_reconnect_config};
 use alloc::borrow::ToOwned;
-use alloc::format;
 use alloc::string::String;
 use js_sys::Function;
 use wasm_bindgen::prelude::*;
@@ -51,9 +51,15 @@ pub(crate) fn parse_options(options: &JsValue) -> Result<ParsedOptions, JsValue>
     };
     let rate = fields.count("sampleRate", u64::from(config.sample_rate), 0)?;
     if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&rate) {
-        return Err(range_error(&format!(
-            "options.sampleRate must be a whole number from {MIN_SAMPLE_RATE} to {MAX_SAMPLE_RATE}"
-        )));
+        return Err(range_error(
+            &[
+                "options.sampleRate must be a whole number from ",
+                &decimal(MIN_SAMPLE_RATE),
+                " to ",
+                &decimal(MAX_SAMPLE_RATE),
+            ]
+            .concat(),
+        ));
     }
     config.sample_rate = u32::try_from(rate).unwrap_or(u32::MAX);
     config.buffer_ms = fields.non_negative_ms("bufferMs", config.buffer_ms)?;

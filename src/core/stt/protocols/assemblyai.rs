@@ -19,7 +19,6 @@
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -129,7 +128,7 @@ fn joined(a: &str, b: &str) -> String {
     match (a.trim(), b.trim()) {
         ("", b) => b.to_owned(),
         (a, "") => a.to_owned(),
-        (a, b) => format!("{a} {b}"),
+        (a, b) => [a, " ", b].concat(),
     }
 }
 

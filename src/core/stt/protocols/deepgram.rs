@@ -22,7 +22,6 @@
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -123,7 +122,7 @@ impl Deepgram {
         match (self.segments.is_empty(), more.is_empty()) {
             (_, true) => self.segments.clone(),
             (true, false) => more.to_owned(),
-            (false, false) => format!("{} {more}", self.segments),
+            (false, false) => [&self.segments, " ", more].concat(),
         }
     }
 

@@ -20,9 +20,9 @@
 //!   `rate_limited`, `queue_overflow`, `resource_exhausted`, `commit_throttled` throttled;
 //!   `session_time_limit_exceeded` the session is over; anything else retried.
 
+use crate::core::text::decimal;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -118,7 +118,14 @@ fn escaped(text: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c if u32::from(c) < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let code = u32::from(c) as usize;
+                out.push_str("\\u00");
+                for digit in [code >> 4, code & 0xf] {
+                    out.push(char::from(HEX.get(digit).copied().unwrap_or(b'0')));
+                }
+            }
             c => out.push(c),
         }
     }
@@ -193,9 +200,7 @@ impl Codec for ElevenLabs {
             0 => DEFAULT_SAMPLE_RATE,
             rate => rate,
         };
-        vec![format!(
-            r#"{{"message_type":"input_audio_chunk","audio_base_64":"","commit":true,"sample_rate":{rate}}}"#
-        )]
+        vec![[r#"{"message_type":"input_audio_chunk","audio_base_64":"","commit":true,"sample_rate":"#, &decimal(rate.into()), r#"}"#].concat()]
     }
 
     fn close_class(&mut self, _code: u16) -> Option<CloseClass> {
@@ -207,11 +212,9 @@ impl Codec for ElevenLabs {
         let context = self
             .previous_text
             .take()
-            .map(|text| format!(r#","previous_text":"{}""#, escaped(&text)))
+            .map(|text| [r#","previous_text":""#, &escaped(&text), r#"""#].concat())
             .unwrap_or_default();
-        format!(
-            r#"{{"message_type":"input_audio_chunk","audio_base_64":"{base64}","commit":false,"sample_rate":{sample_rate}{context}}}"#
-        )
+        [r#"{"message_type":"input_audio_chunk","audio_base_64":""#, base64, r#"","commit":false,"sample_rate":"#, &decimal(sample_rate.into()), &context, r#"}"#].concat()
     }
 }
 

@@ -3,7 +3,6 @@
 //! fixture in `tests/protocols/`), with no line to add anywhere else.
 
 use crate::core::stt::protocol::Profile;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -18,7 +17,7 @@ pub fn named(name: &str) -> Option<&'static Profile> {
 pub fn names() -> String {
     let quoted: Vec<String> = ALL
         .iter()
-        .map(|profile| format!("\"{}\"", profile.name))
+        .map(|profile| ["\"", profile.name, "\""].concat())
         .collect();
     quoted.join(", ")
 }

@@ -21,7 +21,6 @@
 
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -307,6 +306,6 @@ impl Codec for OpenAi {
     }
 
     fn audio_message(&mut self, base64: &str, _sample_rate: u32) -> String {
-        format!(r#"{{"type":"input_audio_buffer.append","audio":"{base64}"}}"#)
+        [r#"{"type":"input_audio_buffer.append","audio":""#, base64, r#""}"#].concat()
     }
 }

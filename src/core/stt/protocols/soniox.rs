@@ -19,9 +19,9 @@
 //!   documented: the close is classified by the error — 400, 401, 402 and 403 fatal; 429
 //!   throttled; 408, 500 and 503 (start again at once) and a close without an error retried.
 
+use crate::core::text::decimal;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -154,7 +154,7 @@ impl Codec for Soniox {
                 (text, false) => pending.push_str(text),
             }
         }
-        let partial = format!("{}{pending}", self.finals);
+        let partial = [self.finals.as_str(), &pending].concat();
         if !partial.trim().is_empty() {
             events.push(Event::Partial(partial.trim().to_owned()));
         }
@@ -168,9 +168,7 @@ impl Codec for Soniox {
     }
 
     fn start_message(&self, config: Option<&str>, sample_rate: u32) -> Option<String> {
-        let base = format!(
-            r#"{{"model":"{DEFAULT_MODEL}","audio_format":"pcm_s16le","sample_rate":{sample_rate},"num_channels":1,"enable_endpoint_detection":true}}"#
-        );
+        let base = [r#"{"model":""#, DEFAULT_MODEL, r#"","audio_format":"pcm_s16le","sample_rate":"#, &decimal(sample_rate.into()), r#","num_channels":1,"enable_endpoint_detection":true}"#].concat();
         Some(merged_object(&base, config))
     }
 

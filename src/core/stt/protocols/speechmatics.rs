@@ -19,9 +19,9 @@
 //!   1011, 4005 (concurrency quota) and 4013 (job error) are throttled; 1008 (idle or session
 //!   timeout) ends the session; other closes are retried.
 
+use crate::core::text::decimal;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -94,7 +94,7 @@ fn joined(a: &str, b: &str) -> String {
     match (a.trim(), b.trim()) {
         ("", b) => b.to_owned(),
         (a, "") => a.to_owned(),
-        (a, b) => format!("{a} {b}"),
+        (a, b) => [a, " ", b].concat(),
     }
 }
 
@@ -102,7 +102,7 @@ fn joined(a: &str, b: &str) -> String {
 fn appended(pieces: &str, piece: &str) -> String {
     let piece = piece.trim();
     if piece.starts_with(['.', ',', '?', '!', ';', ':']) {
-        format!("{}{piece}", pieces.trim_end())
+        [pieces.trim_end(), piece].concat()
     } else {
         joined(pieces, piece)
     }
@@ -161,16 +161,12 @@ impl Codec for Speechmatics {
     }
 
     fn start_message(&self, config: Option<&str>, sample_rate: u32) -> Option<String> {
-        let base = format!(
-            r#"{{"message":"StartRecognition","audio_format":{{"type":"raw","encoding":"pcm_s16le","sample_rate":{sample_rate}}},"transcription_config":{{"language":"en","enable_partials":true,"max_delay":1.0,"conversation_config":{{"end_of_utterance_silence_trigger":0.5}}}}}}"#
-        );
+        let base = [r#"{"message":"StartRecognition","audio_format":{"type":"raw","encoding":"pcm_s16le","sample_rate":"#, &decimal(sample_rate.into()), r#"},"transcription_config":{"language":"en","enable_partials":true,"max_delay":1.0,"conversation_config":{"end_of_utterance_silence_trigger":0.5}}}"#].concat();
         Some(merged_object(&base, config))
     }
 
     fn finish_messages(&mut self, frames_sent: u64) -> Vec<String> {
-        vec![format!(
-            r#"{{"message":"EndOfStream","last_seq_no":{frames_sent}}}"#
-        )]
+        vec![[r#"{"message":"EndOfStream","last_seq_no":"#, &decimal(frames_sent), r#"}"#].concat()]
     }
 
 }

@@ -2,6 +2,7 @@
 
 use crate::core::stt::protocol::CloseClass;
 use crate::core::stt::reconnect::ReconnectAction;
+use crate::core::text::decimal;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -179,19 +180,25 @@ impl TranscriberError {
     }
 }
 
-impl fmt::Display for TranscriberError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl TranscriberError {
+    /// The error's text, as `onError` gets it (built without `core::fmt`: see `core::text`).
+    pub fn message(&self) -> String {
         match self {
-            TranscriberError::AudioDropped { frames, ms, .. } => write!(
-                f,
-                "{frames} audio frames ({ms} ms) dropped while disconnected: over bufferMs"
-            ),
-            TranscriberError::ReprovisionLimit => f.write_str(
-                "the live session ended too often within the re-provision window; gave up",
-            ),
-            TranscriberError::ProvisionRejected { status } => {
-                write!(f, "provision() failed with HTTP {status}: ")?;
-                f.write_str(match status {
+            TranscriberError::AudioDropped { frames, ms, .. } => [
+                &decimal(*frames),
+                " audio frames (",
+                &decimal(*ms),
+                " ms) dropped while disconnected: over bufferMs",
+            ]
+            .concat(),
+            TranscriberError::ReprovisionLimit => {
+                "the live session ended too often within the re-provision window; gave up".into()
+            }
+            TranscriberError::ProvisionRejected { status } => [
+                "provision() failed with HTTP ",
+                &decimal((*status).into()),
+                ": ",
+                match status {
                     404 | 405 => {
                         "no such route: check the path provision() posts to (the recipes' \
                          POST /api/stt/<protocol>) and that your backend routes on the path, not \
@@ -202,69 +209,97 @@ impl fmt::Display for TranscriberError {
                          backend holds"
                     }
                     _ => "asking again will not help; check your backend's provisioning route",
-                })?;
-                f.write_str("; gave up")
-            }
-            TranscriberError::ProvisionUnreachable { attempts } => write!(
-                f,
+                },
+                "; gave up",
+            ]
+            .concat(),
+            TranscriberError::ProvisionUnreachable { attempts } => [
                 "provision() could not reach your backend: its fetch failed (no network, the \
                  backend down, or a backend on another origin whose CORS does not allow this \
-                 page: the console names which); retrying, {attempts} failures in a row end it"
-            ),
-            TranscriberError::InvalidUrl => {
-                f.write_str("provision() gave no usable ws:// or wss:// url")
-            }
-            TranscriberError::DeadSession => f.write_str(
+                 page: the console names which); retrying, ",
+                &decimal((*attempts).into()),
+                " failures in a row end it",
+            ]
+            .concat(),
+            TranscriberError::InvalidUrl => "provision() gave no usable ws:// or wss:// url".into(),
+            TranscriberError::DeadSession => {
                 "the live session was dead (its url never opened, or the server ended it) too \
-                 often within the re-provision window; gave up",
-            ),
-            TranscriberError::ProvisionExhausted { attempts } => write!(
-                f,
-                "provision() failed {attempts} times in a row (it threw, the network failed, it \
-                 timed out, or it answered 408, 429 or 5xx); gave up"
-            ),
-            TranscriberError::FatalClose { code } => write!(
-                f,
-                "the server closed the socket with {code}, a configuration or authorization \
-                 error for this protocol; gave up"
-            ),
+                 often within the re-provision window; gave up"
+                    .into()
+            }
+            TranscriberError::ProvisionExhausted { attempts } => [
+                "provision() failed ",
+                &decimal((*attempts).into()),
+                " times in a row (it threw, the network failed, it timed out, or it answered \
+                 408, 429 or 5xx); gave up",
+            ]
+            .concat(),
+            TranscriberError::FatalClose { code } => [
+                "the server closed the socket with ",
+                &decimal((*code).into()),
+                ", a configuration or authorization error for this protocol; gave up",
+            ]
+            .concat(),
             TranscriberError::ConnectFailed {
                 protocol,
                 attempt,
                 attempts,
                 terminal: false,
-            } => write!(
-                f,
-                "the {protocol} socket closed before it opened (connect {attempt} of {attempts} \
-                 on this url): check the credential and `protocols` that provision() returns, \
-                 and the url"
-            ),
+            } => [
+                "the ",
+                protocol,
+                " socket closed before it opened (connect ",
+                &decimal((*attempt).into()),
+                " of ",
+                &decimal((*attempts).into()),
+                " on this url): check the credential and `protocols` that provision() returns, \
+                 and the url",
+            ]
+            .concat(),
             TranscriberError::ConnectFailed {
                 protocol, attempts, ..
-            } => write!(
-                f,
-                "no {protocol} socket ever opened: {attempts} connects in a row to each of two \
-                 fresh urls were refused or not answered; check the credential and `protocols` that provision() returns, \
-                 and the url; gave up"
-            ),
+            } => [
+                "no ",
+                protocol,
+                " socket ever opened: ",
+                &decimal((*attempts).into()),
+                " connects in a row to each of two fresh urls were refused or not answered; \
+                 check the credential and `protocols` that provision() returns, and the url; \
+                 gave up",
+            ]
+            .concat(),
             TranscriberError::UnexpectedMessages {
                 protocol,
                 count,
                 kind,
             } => {
-                write!(
-                    f,
-                    "{count} messages from the server are not {protocol} messages"
-                )?;
+                let mut text = [
+                    &decimal((*count).into()),
+                    " messages from the server are not ",
+                    protocol,
+                    " messages",
+                ]
+                .concat();
                 if let Some(kind) = kind {
-                    write!(f, " (the last one's type: \"{kind}\")")?;
+                    text.push_str(&[" (the last one's type: \"", kind, "\")"].concat());
                 }
-                write!(
-                    f,
-                    " and none is: is `protocol` \"{protocol}\" right for this server?"
-                )
+                text.push_str(
+                    &[
+                        " and none is: is `protocol` \"",
+                        protocol,
+                        "\" right for this server?",
+                    ]
+                    .concat(),
+                );
+                text
             }
         }
+    }
+}
+
+impl fmt::Display for TranscriberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())
     }
 }
 
