@@ -211,7 +211,7 @@ impl Sim {
                 Action::Recover { turn_id, text } => {
                     self.spoken.push(Spoken::Recovery(turn_id, text))
                 }
-                Action::Settled(record) => self.settled.push(*record),
+                Action::Settled(record) => self.settled.push((*record).clone()),
                 Action::InputChanged { turn_id } => self.input_changes.push(turn_id),
                 Action::Forget { turn_id } => self.forgotten.push(turn_id),
                 Action::Event(event) => self.events.push(event),

@@ -9,6 +9,7 @@ use crate::core::turn::preemptive::ladder_attempts;
 use crate::core::turn::record::Attempt;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason};
 use alloc::borrow::ToOwned;
+use alloc::rc::Rc;
 
 impl TurnLadder {
     pub(super) fn expire(&mut self, turn_id: &str, now: Millis) {
@@ -194,8 +195,9 @@ impl TurnLadder {
         let turn_id = request_id.turn_id();
         let record = match self.active.get_mut(turn_id) {
             Some(turn) => &mut turn.record,
+            // The shell has turned the `Settled` record into JS by now: no copy is made here.
             None => match self.settled.get_mut(turn_id) {
-                Some(record) => record,
+                Some(record) => Rc::make_mut(record),
                 None => return,
             },
         };

@@ -144,6 +144,10 @@ impl Delivery {
 
 /// The longest prefix of `text` with at most `max_chars` Unicode scalar values, and its length.
 fn prefix_of_chars(text: &str, max_chars: usize) -> (&str, usize) {
+    // No more bytes than the bound: no more characters either (the common case, one pass).
+    if text.len() <= max_chars {
+        return (text, text.chars().count());
+    }
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => (text.get(..end).unwrap_or_default(), max_chars),
         None => (text, text.chars().count()),

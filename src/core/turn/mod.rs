@@ -35,10 +35,8 @@ use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
 use crate::core::FxHashMap;
 use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
-use alloc::string::String;
 use alloc::vec::Vec;
 use delivery::Delivery;
 use preemptive::Pending;
@@ -112,9 +110,10 @@ pub struct TurnLadder {
     /// Running turns.
     active: FxHashMap<Rc<str>, ActiveTurn>,
     /// Settled records kept for `turn` and for idempotent starts.
-    settled: FxHashMap<String, TurnRecord>,
+    /// Shared with the `Settled` action that hands the record to the shell: no copy per turn.
+    settled: FxHashMap<Rc<str>, Rc<TurnRecord>>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
-    settled_order: VecDeque<String>,
+    settled_order: VecDeque<Rc<str>>,
     history: History,
     session_budget: SessionBudget,
     retry_budget: RetryBudget,
@@ -163,7 +162,7 @@ impl TurnLadder {
         self.active
             .get(turn_id)
             .map(|turn| &turn.record)
-            .or_else(|| self.settled.get(turn_id))
+            .or_else(|| self.settled.get(turn_id).map(|record| &**record))
     }
 
     /// Whether the turn's whole answer may still go out: the check right before TTS (T6).
@@ -410,15 +409,15 @@ impl TurnLadder {
 
     /// Moves a turn from running to retained.
     fn settle(&mut self, turn_id: &str, status: TurnStatus) {
-        let Some(mut turn) = self.active.remove(turn_id) else {
+        let Some((turn_id, mut turn)) = self.active.remove_entry(turn_id) else {
             return;
         };
         self.prune_wakeups();
         turn.record.status = status;
-        self.actions
-            .push_back(Action::Settled(Box::new(turn.record.clone())));
-        self.settled_order.push_back(turn_id.to_owned());
-        self.settled.insert(turn_id.to_owned(), turn.record);
+        let record = Rc::new(turn.record);
+        self.actions.push_back(Action::Settled(Rc::clone(&record)));
+        self.settled_order.push_back(Rc::clone(&turn_id));
+        self.settled.insert(turn_id, record);
     }
 
     /// Drops the oldest settled records beyond `history_limit` (T10). Only once every queued

@@ -5,7 +5,7 @@ use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, RecoveryReason, TurnRecord};
 use crate::core::turn::AttemptId;
 use crate::core::turn::DiscardReason;
-use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -92,7 +92,7 @@ pub enum Action {
     /// Hand the fixed recovery text to TTS, once (T5, T8).
     Recover { turn_id: String, text: String },
     /// The turn settled: resolve whoever waits on it with this record.
-    Settled(Box<TurnRecord>),
+    Settled(Rc<TurnRecord>),
     /// The turn's input changed (a preemptive turn's final or newer guess): the shell's copy of
     /// it, handed to the routes, is stale.
     InputChanged { turn_id: String },
