@@ -122,19 +122,33 @@ function fixGlue(text) {
   return text.replace(declaration, NOT_READY).replaceAll(check, "if (wasm !== NOT_READY) return wasm;");
 }
 
-// The glue as a page loads it: minified, and in the glue itself the names of classes and
-// functions kept (`keepNames`), so what a console or an error shows of them still reads
-// `VoiceSession`, not `q`. Not in the snippets: `keepNames` calls a helper at the module's top,
-// and the capture worklet's source is a function's `toString()`, run where that helper is not.
-// The types are in the declarations; the readable glue is wasm-bindgen's, rebuilt by every
-// build. esbuild's warnings are about the glue's duplicate `free()` members and import keys,
-// which it keeps as they are (the last one wins, as before).
+// The glue as a page loads it: minified, with the exported classes and functions named as they
+// are exported, so what a console or an error shows of them still reads `VoiceSession`, not `q`.
+// Only those: esbuild's `keepNames` named every function of the glue (each import shim too),
+// 1.4 KB gzipped on the `turnguard` entry (performance.md, "Levers measured"). The types are in
+// the declarations; the readable glue is wasm-bindgen's, rebuilt by every build. esbuild's
+// warnings are about the glue's duplicate `free()` members and import keys, which it keeps as
+// they are (the last one wins, as before).
 const MINIFIED = "/* turnguard: minified by scripts/package.mjs */";
 
-function minify(text, { keepNames = false } = {}) {
+function minify(text) {
   if (text.startsWith(MINIFIED)) return text;
-  const { code } = transformSync(text, { minify: true, keepNames, format: "esm", logLevel: "error" });
+  const { code } = transformSync(text, { minify: true, format: "esm", logLevel: "error" });
   return `${MINIFIED}\n${code}`;
+}
+
+/** The minified glue, its exports given back their names (`default`, the init function, keeps its own). */
+function minifyGlue(text) {
+  const code = minify(text);
+  const exports = code.match(/export\{([^}]*)\};?\s*$/);
+  if (!exports) throw new Error("turnguard.js: the minified glue ends without one export list; update minifyGlue");
+  const named = exports[1]
+    .split(",")
+    .map((entry) => entry.trim().split(/\s+as\s+/))
+    .filter(([local, name]) => name && name !== "default" && local !== name)
+    .map(([local, name]) => `Object.defineProperty(${local},"name",{value:${JSON.stringify(name)}});`)
+    .join("");
+  return code.slice(0, exports.index) + named + code.slice(exports.index);
 }
 
 /** The `.js` files under `url` (a folder), recursively. */
@@ -153,7 +167,7 @@ for (const dir of ["", "controller/", "transcriber/"]) {
   const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
   writeFileSync(declarations, fixDeclarations(read(declarations)));
   const glue = new URL(`${dir}turnguard.js`, pkg);
-  writeFileSync(glue, minify(fixGlue(read(glue)), { keepNames: true }));
+  writeFileSync(glue, minifyGlue(fixGlue(read(glue))));
   for (const snippet of scriptsUnder(new URL(`${dir}snippets/`, pkg))) writeFileSync(snippet, minify(read(snippet)));
   copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));
 }

@@ -145,6 +145,15 @@ test("the tarball ships exactly the package's files, with a manifest fit to publ
   assert.match(readFileSync(`${REPO}pkg/LICENSE-APACHE`, "utf8"), /Apache License\s+Version 2\.0, January 2004/);
 });
 
+test("every entry's exported classes and functions keep their names in the minified glue", async () => {
+  for (const dir of ["", "controller/", "transcriber/"]) {
+    const entry = await import(new URL(`../../pkg/${dir}turnguard.js`, import.meta.url));
+    const exported = Object.entries(entry).filter(([name, value]) => name !== "default" && typeof value === "function");
+    assert.ok(exported.length >= 4, `turnguard/${dir} exports its classes`);
+    for (const [name, value] of exported) assert.equal(value.name, name, `turnguard/${dir}: ${name}.name`);
+  }
+});
+
 test("the published declarations have no `any` in public signatures", () => {
   const lines = readFileSync(`${REPO}pkg/turnguard.d.ts`, "utf8").split("\n");
   const code = lines.filter((line) => !/^\s*(\/\/|\/\*|\*)/.test(line));
