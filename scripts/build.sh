@@ -34,6 +34,7 @@ build_entry() {
 # custom build of one provider: TURNGUARD_PROTOCOLS=deepgram bash scripts/build.sh --main-only …).
 if [ "${1:-}" = --main-only ]; then
   build_entry "${2:?--main-only needs a directory}" --no-default-features --features voice
+  node scripts/package.mjs --entry "$2"
   exit 0
 fi
 

@@ -14,6 +14,8 @@
 
 import { execFileSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { transformSync } from "esbuild";
 
 const root = new URL("../", import.meta.url);
@@ -161,16 +163,27 @@ function scriptsUnder(url) {
   });
 }
 
+/** One entry's folder (a URL ending in `/`) as a page and Node load it. */
+function finishEntry(dir) {
+  const declarations = new URL("turnguard.d.ts", dir);
+  writeFileSync(declarations, fixDeclarations(read(declarations)));
+  const glue = new URL("turnguard.js", dir);
+  writeFileSync(glue, minifyGlue(fixGlue(read(glue))));
+  for (const snippet of scriptsUnder(new URL("snippets/", dir))) writeFileSync(snippet, minify(read(snippet)));
+  copyFileSync(new URL("js/node.js", root), new URL("node.js", dir));
+}
+
+// `package.mjs --entry DIR`: that one build only, no package (scripts/build.sh --main-only: the
+// bench's one-provider page loads the same minified glue as the published entry).
+const entryFlag = process.argv.indexOf("--entry");
+if (entryFlag !== -1) {
+  finishEntry(pathToFileURL(`${path.resolve(process.argv[entryFlag + 1])}/`));
+  process.exit(0);
+}
+
 // Each entry point ("turnguard", "turnguard/controller", "turnguard/transcriber") is a
 // wasm-bindgen build with its own declarations and Node entry.
-for (const dir of ["", "controller/", "transcriber/"]) {
-  const declarations = new URL(`${dir}turnguard.d.ts`, pkg);
-  writeFileSync(declarations, fixDeclarations(read(declarations)));
-  const glue = new URL(`${dir}turnguard.js`, pkg);
-  writeFileSync(glue, minifyGlue(fixGlue(read(glue))));
-  for (const snippet of scriptsUnder(new URL(`${dir}snippets/`, pkg))) writeFileSync(snippet, minify(read(snippet)));
-  copyFileSync(new URL("js/node.js", root), new URL(`${dir}node.js`, pkg));
-}
+for (const dir of ["", "controller/", "transcriber/"]) finishEntry(new URL(dir, pkg));
 const source = JSON.parse(read(new URL("package.json", root)));
 for (const file of source.files) {
   if (file.startsWith("pkg/")) continue;
