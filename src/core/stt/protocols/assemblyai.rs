@@ -17,16 +17,17 @@
 //!   comes again before a session began; 3005 retry; 3006 and 3007 (client bugs) fatal; 3008
 //!   (session expired) the session is over; 3009 (too many sessions) throttled.
 
+use crate::core::json::read_view;
+use crate::core::stt::protocol::{
+    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
+    Watermark,
+};
+use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use crate::core::json::read_view;
-use crate::core::stt::protocol::{
-    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
-};
-use alloc::borrow::Cow;
 
 /// `{"type":"ForceEndpoint"}`: end the turn under way.
 pub const FORCE_ENDPOINT: &str = r#"{"type":"ForceEndpoint"}"#;
@@ -353,7 +354,11 @@ mod tests {
             CloseClass::Retry,
             "a fresh token once"
         );
-        assert_eq!(classify_close(&PROFILE, &mut p, 1008), CloseClass::Fatal, "then terminal");
+        assert_eq!(
+            classify_close(&PROFILE, &mut p, 1008),
+            CloseClass::Fatal,
+            "then terminal"
+        );
         decode(&mut p, r#"{"type":"Begin","id":"s","expires_at":1}"#);
         assert_eq!(
             classify_close(&PROFILE, &mut p, 1008),
@@ -363,8 +368,14 @@ mod tests {
         assert_eq!(classify_close(&PROFILE, &mut p, 3005), CloseClass::Retry);
         assert_eq!(classify_close(&PROFILE, &mut p, 3006), CloseClass::Fatal);
         assert_eq!(classify_close(&PROFILE, &mut p, 3007), CloseClass::Fatal);
-        assert_eq!(classify_close(&PROFILE, &mut p, 3008), CloseClass::SessionOver);
-        assert_eq!(classify_close(&PROFILE, &mut p, 3009), CloseClass::Throttled);
+        assert_eq!(
+            classify_close(&PROFILE, &mut p, 3008),
+            CloseClass::SessionOver
+        );
+        assert_eq!(
+            classify_close(&PROFILE, &mut p, 3009),
+            CloseClass::Throttled
+        );
         assert_eq!(classify_close(&PROFILE, &mut p, 1006), CloseClass::Retry);
         assert_eq!(
             decode(&mut p, r#"{"type":"SpeechStarted","timestamp":120}"#),

@@ -20,16 +20,17 @@
 //!   (1011 `NET-0000`/`NET-0001`, 1000, 1006) is retried; a refused handshake (expired token)
 //!   is a socket that never opened, which R5 handles with fresh tokens.
 
+use crate::core::json::read_view;
+use crate::core::stt::protocol::{
+    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
+    Watermark,
+};
+use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use crate::core::json::read_view;
-use crate::core::stt::protocol::{
-    CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile, Watermark,
-};
-use alloc::borrow::Cow;
 
 /// `{"type":"KeepAlive"}`.
 pub const KEEPALIVE: &str = r#"{"type":"KeepAlive"}"#;

@@ -24,17 +24,17 @@
 //!   comes before a close, which says what it means; everything else is retried, and a refused
 //!   handshake (an expired token) is a socket that never opened, which R5 handles.
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use super::deepgram;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, Codec, Credentials, Event, Framing, Profile, Watermark,
 };
 use alloc::borrow::Cow;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// `{"type":"ForceEndTurn"}`: end the open turn now.
 pub const FORCE_END_TURN: &str = r#"{"type":"ForceEndTurn"}"#;
@@ -109,7 +109,9 @@ impl DeepgramFlux {
                 partial(events);
             }
             "Update" if !self.in_turn && transcript.is_empty() => {
-                let silent_until = view.window_end_ms.map(|end| end.saturating_sub(SILENCE_MARGIN_MS));
+                let silent_until = view
+                    .window_end_ms
+                    .map(|end| end.saturating_sub(SILENCE_MARGIN_MS));
                 if let Some(ms) = silent_until.filter(|&ms| ms > 0) {
                     events.push(Event::FinalizedUntilMs(ms));
                 }
@@ -192,30 +194,64 @@ mod tests {
     #[test]
     fn a_turn_is_a_speech_start_partials_and_one_final() {
         let mut p = DeepgramFlux::default();
-        assert_eq!(decode(&mut p, r#"{"type":"Connected","request_id":"r","sequence_id":0}"#), [Event::Ignored]);
-        assert_eq!(decode(&mut p, &turn("StartOfTurn", 0, "what", "0.5")), [Event::SpeechStart, Event::Partial("what".into())]);
-        assert_eq!(decode(&mut p, &turn("Update", 0, "what is", "0.75")), [Event::Partial("what is".into())]);
-        assert_eq!(decode(&mut p, &turn("EagerEndOfTurn", 0, "what is it", "1.0")), [Event::EagerFinal("what is it".into())]);
-        assert_eq!(decode(&mut p, &turn("TurnResumed", 0, "what is it", "1.25")), [Event::Resumed, Event::Partial("what is it".into())]);
+        assert_eq!(
+            decode(
+                &mut p,
+                r#"{"type":"Connected","request_id":"r","sequence_id":0}"#
+            ),
+            [Event::Ignored]
+        );
+        assert_eq!(
+            decode(&mut p, &turn("StartOfTurn", 0, "what", "0.5")),
+            [Event::SpeechStart, Event::Partial("what".into())]
+        );
+        assert_eq!(
+            decode(&mut p, &turn("Update", 0, "what is", "0.75")),
+            [Event::Partial("what is".into())]
+        );
+        assert_eq!(
+            decode(&mut p, &turn("EagerEndOfTurn", 0, "what is it", "1.0")),
+            [Event::EagerFinal("what is it".into())]
+        );
+        assert_eq!(
+            decode(&mut p, &turn("TurnResumed", 0, "what is it", "1.25")),
+            [Event::Resumed, Event::Partial("what is it".into())]
+        );
         assert_eq!(
             decode(&mut p, &turn("EndOfTurn", 0, "what is it like", "1.5")),
-            [Event::FinalizedUntilMs(1_500), Event::Final("what is it like".into())]
+            [
+                Event::FinalizedUntilMs(1_500),
+                Event::Final("what is it like".into())
+            ]
         );
         assert_eq!(
             decode(&mut p, &turn("EndOfTurn", 0, "what is it like", "1.5")),
             [Event::FinalizedUntilMs(1_500)],
             "one final per turn_index"
         );
-        assert_eq!(decode(&mut p, &turn("StartOfTurn", 1, "", "2.0")), [Event::SpeechStart]);
+        assert_eq!(
+            decode(&mut p, &turn("StartOfTurn", 1, "", "2.0")),
+            [Event::SpeechStart]
+        );
     }
 
     #[test]
     fn silence_between_turns_is_finalized_but_its_last_half_second() {
         let mut p = DeepgramFlux::default();
-        assert_eq!(decode(&mut p, &turn("Update", 0, "", "2.0")), [Event::FinalizedUntilMs(1_500)]);
-        assert_eq!(decode(&mut p, &turn("Update", 0, "", "0.25")), [Event::Ignored]);
+        assert_eq!(
+            decode(&mut p, &turn("Update", 0, "", "2.0")),
+            [Event::FinalizedUntilMs(1_500)]
+        );
+        assert_eq!(
+            decode(&mut p, &turn("Update", 0, "", "0.25")),
+            [Event::Ignored]
+        );
         decode(&mut p, &turn("StartOfTurn", 0, "", "2.25"));
-        assert_eq!(decode(&mut p, &turn("Update", 0, "", "2.5")), [Event::Ignored], "inside a turn");
+        assert_eq!(
+            decode(&mut p, &turn("Update", 0, "", "2.5")),
+            [Event::Ignored],
+            "inside a turn"
+        );
     }
 
     #[test]
@@ -232,15 +268,34 @@ mod tests {
     #[test]
     fn other_messages_and_the_client_side() {
         let mut p = DeepgramFlux::default();
-        assert_eq!(decode(&mut p, r#"{"type":"Error","sequence_id":1,"code":"UNPARSABLE_CLIENT_MESSAGE","description":"x"}"#), [Event::Ignored]);
+        assert_eq!(
+            decode(
+                &mut p,
+                r#"{"type":"Error","sequence_id":1,"code":"UNPARSABLE_CLIENT_MESSAGE","description":"x"}"#
+            ),
+            [Event::Ignored]
+        );
         assert_eq!(decode(&mut p, r#"{"type":"Brand_New"}"#), [Event::Unknown]);
-        assert_eq!(decode(&mut p, &turn("Sideways", 0, "x", "1.0")), [Event::Unknown]);
-        assert_eq!(decode(&mut p, r#"{"type":"TurnInfo","event":"Update"}"#), [Event::Malformed]);
+        assert_eq!(
+            decode(&mut p, &turn("Sideways", 0, "x", "1.0")),
+            [Event::Unknown]
+        );
+        assert_eq!(
+            decode(&mut p, r#"{"type":"TurnInfo","event":"Update"}"#),
+            [Event::Malformed]
+        );
         assert_eq!(decode(&mut p, "not json"), [Event::Malformed]);
-        assert_eq!(decode(&mut p, r#"{"event":"EndOfTurn"}"#), [Event::Malformed]);
+        assert_eq!(
+            decode(&mut p, r#"{"event":"EndOfTurn"}"#),
+            [Event::Malformed]
+        );
         assert_eq!(p.start_message(None, 16_000), None);
         assert_eq!(
-            p.start_message(Some(r#"{"thresholds":{"eager_eot_threshold":0.5}}"#), 16_000).as_deref(),
+            p.start_message(
+                Some(r#"{"thresholds":{"eager_eot_threshold":0.5}}"#),
+                16_000
+            )
+            .as_deref(),
             Some(r#"{"type":"Configure","thresholds":{"eager_eot_threshold":0.5}}"#)
         );
         assert_eq!(p.finish_messages(10), [FORCE_END_TURN, CLOSE_STREAM]);

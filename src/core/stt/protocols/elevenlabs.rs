@@ -20,17 +20,17 @@
 //!   `rate_limited`, `queue_overflow`, `resource_exhausted`, `commit_throttled` throttled;
 //!   `session_time_limit_exceeded` the session is over; anything else retried.
 
+use crate::core::json::read_view;
+use crate::core::stt::protocol::{
+    CloseClass, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark, DEFAULT_SAMPLE_RATE,
+};
 use crate::core::text::decimal;
+use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use crate::core::json::read_view;
-use crate::core::stt::protocol::{
-    CloseClass, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark, DEFAULT_SAMPLE_RATE,
-};
-use alloc::borrow::Cow;
 
 /// ElevenLabs Scribe realtime.
 pub const PROFILE: Profile = Profile {
@@ -214,7 +214,15 @@ impl Codec for ElevenLabs {
             .take()
             .map(|text| [r#","previous_text":""#, &escaped(&text), r#"""#].concat())
             .unwrap_or_default();
-        [r#"{"message_type":"input_audio_chunk","audio_base_64":""#, base64, r#"","commit":false,"sample_rate":"#, &decimal(sample_rate.into()), &context, r#"}"#].concat()
+        [
+            r#"{"message_type":"input_audio_chunk","audio_base_64":""#,
+            base64,
+            r#"","commit":false,"sample_rate":"#,
+            &decimal(sample_rate.into()),
+            &context,
+            r#"}"#,
+        ]
+        .concat()
     }
 }
 

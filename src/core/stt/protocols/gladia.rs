@@ -11,16 +11,16 @@
 //!   transcribed. `end_session` while in use: the session is over (R5).
 //! - **Closes:** every code from 4000 to 4999 means the session is over (R2); any other, retry.
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
 use alloc::borrow::Cow;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// `{"type":"stop_recording"}`: the end of the audio.
 pub const STOP_RECORDING: &str = r#"{"type":"stop_recording"}"#;

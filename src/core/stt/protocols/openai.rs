@@ -19,17 +19,17 @@
 //! - **Closes and errors:** an `error` with `code: "session_expired"` ends the session (a new one
 //!   is provisioned); close 4000 (`beta_api_shape_disabled`) is fatal; other closes are retried.
 
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
 use alloc::borrow::Cow;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// The sample rate the server takes.
 pub const SAMPLE_RATE: u32 = 24_000;
@@ -306,6 +306,11 @@ impl Codec for OpenAi {
     }
 
     fn audio_message(&mut self, base64: &str, _sample_rate: u32) -> String {
-        [r#"{"type":"input_audio_buffer.append","audio":""#, base64, r#""}"#].concat()
+        [
+            r#"{"type":"input_audio_buffer.append","audio":""#,
+            base64,
+            r#""}"#,
+        ]
+        .concat()
     }
 }

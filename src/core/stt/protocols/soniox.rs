@@ -19,18 +19,18 @@
 //!   documented: the close is classified by the error — 400, 401, 402 and 403 fatal; 429
 //!   throttled; 408, 500 and 503 (start again at once) and a close without an error retried.
 
-use crate::core::text::decimal;
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
     Watermark,
 };
+use crate::core::text::decimal;
 use alloc::borrow::Cow;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// `{"type":"keepalive"}`.
 pub const KEEPALIVE: &str = r#"{"type":"keepalive"}"#;
@@ -168,7 +168,14 @@ impl Codec for Soniox {
     }
 
     fn start_message(&self, config: Option<&str>, sample_rate: u32) -> Option<String> {
-        let base = [r#"{"model":""#, DEFAULT_MODEL, r#"","audio_format":"pcm_s16le","sample_rate":"#, &decimal(sample_rate.into()), r#","num_channels":1,"enable_endpoint_detection":true}"#].concat();
+        let base = [
+            r#"{"model":""#,
+            DEFAULT_MODEL,
+            r#"","audio_format":"pcm_s16le","sample_rate":"#,
+            &decimal(sample_rate.into()),
+            r#","num_channels":1,"enable_endpoint_detection":true}"#,
+        ]
+        .concat();
         Some(merged_object(&base, config))
     }
 
@@ -184,7 +191,6 @@ impl Codec for Soniox {
             _ => None,
         }
     }
-
 }
 
 #[cfg(test)]

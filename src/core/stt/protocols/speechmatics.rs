@@ -19,18 +19,18 @@
 //!   1011, 4005 (concurrency quota) and 4013 (job error) are throttled; 1008 (idle or session
 //!   timeout) ends the session; other closes are retried.
 
-use crate::core::text::decimal;
-use alloc::borrow::ToOwned;
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec;
-use alloc::vec::Vec;
 use crate::core::json::read_view;
 use crate::core::stt::protocol::{
     merged_object, CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile,
     Watermark,
 };
+use crate::core::text::decimal;
 use alloc::borrow::Cow;
+use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// How far audio may run ahead of the server's `AudioAdded` receipts.
 pub const RECEIPT_WINDOW_MS: u64 = 5_000;
@@ -166,9 +166,13 @@ impl Codec for Speechmatics {
     }
 
     fn finish_messages(&mut self, frames_sent: u64) -> Vec<String> {
-        vec![[r#"{"message":"EndOfStream","last_seq_no":"#, &decimal(frames_sent), r#"}"#].concat()]
+        vec![[
+            r#"{"message":"EndOfStream","last_seq_no":"#,
+            &decimal(frames_sent),
+            r#"}"#,
+        ]
+        .concat()]
     }
-
 }
 
 #[cfg(test)]
