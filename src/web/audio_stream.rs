@@ -7,7 +7,7 @@
 
 use super::audio::AudioOut;
 use crate::core::voice::pcm::{PcmFormat, PcmFramer};
-use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::convert::{is_whole, range_error, type_error, Fields};
 use crate::web::glue::{clear_timeout, delay, set_timeout_with_argument};
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
@@ -77,7 +77,7 @@ impl StreamSpec {
                 .as_f64()
                 .ok_or_else(|| type_error(&[path, ".channels must be a number"].concat()))?
         };
-        if libm::trunc(channels) != channels || !(1.0..=8.0).contains(&channels) {
+        if !is_whole(channels) || !(1.0..=8.0).contains(&channels) {
             return Err(range_error(
                 &[path, ".channels must be a whole number from 1 to 8"].concat(),
             ));

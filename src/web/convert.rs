@@ -6,6 +6,11 @@ use alloc::string::String;
 use js_sys::{Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
+/// A finite number with no fractional part (what `fract() == 0.0` said with `std`).
+pub(crate) fn is_whole(value: f64) -> bool {
+    value.is_finite() && libm::trunc(value) == value
+}
+
 pub(crate) fn type_error(message: &str) -> JsValue {
     js_sys::TypeError::new(message).into()
 }
@@ -159,7 +164,7 @@ impl<'a> Fields<'a> {
         let Some(value) = self.optional_number(key)? else {
             return Ok(default);
         };
-        if !value.is_finite() || libm::trunc(value) != value || value < min as f64 {
+        if !is_whole(value) || value < min as f64 {
             return Err(range_error(
                 &[
                     &self.name(key),
@@ -207,7 +212,7 @@ pub(crate) fn whole_arg(value: &JsValue, name: &str, min: u32, max: u32) -> Resu
     let number = value
         .as_f64()
         .ok_or_else(|| type_error(&[name, " must be a number"].concat()))?;
-    if libm::trunc(number) != number || number < f64::from(min) || number > f64::from(max) {
+    if !is_whole(number) || number < f64::from(min) || number > f64::from(max) {
         return Err(range_error(
             &[
                 name,

@@ -3,6 +3,7 @@
 //! a result whose `url`/`id`/`protocols`/`config` getters throw, a rejection whose `status` getter
 //! throws — each is a provisioning failure without an HTTP status.
 
+use crate::web::convert::is_whole;
 use crate::web::js_object::JsObject;
 use alloc::string::String;
 use js_sys::{Array, Function, Promise, Reflect};
@@ -97,7 +98,7 @@ fn status_of(error: &JsValue) -> u16 {
     read(error, "status")
         .ok()
         .and_then(|status| status.as_f64())
-        .filter(|status| libm::trunc(*status) == *status && (100.0..=599.0).contains(status))
+        .filter(|status| is_whole(*status) && (100.0..=599.0).contains(status))
         .map_or(0, |status| status as u16)
 }
 

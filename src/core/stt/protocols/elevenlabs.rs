@@ -119,12 +119,13 @@ fn escaped(text: &str) -> String {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             c if u32::from(c) < 0x20 => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let code = u32::from(c) as usize;
                 out.push_str("\\u00");
-                for digit in [code >> 4, code & 0xf] {
-                    out.push(char::from(HEX.get(digit).copied().unwrap_or(b'0')));
-                }
+                let code = u32::from(c);
+                out.extend(
+                    [code >> 4, code & 0xf]
+                        .into_iter()
+                        .filter_map(|d| char::from_digit(d, 16)),
+                );
             }
             c => out.push(c),
         }
@@ -230,6 +231,14 @@ impl Codec for ElevenLabs {
 mod tests {
     use super::*;
     use crate::core::stt::protocol::classify_close;
+
+    #[test]
+    fn previous_text_is_escaped_for_json() {
+        assert_eq!(
+            escaped("a\u{1}\"b\\\n\u{1f}é"),
+            r#"a\u0001\"b\\\u000a\u001fé"#
+        );
+    }
 
     fn decode(p: &mut ElevenLabs, text: &str) -> Vec<Event> {
         let mut events = Vec::new();
