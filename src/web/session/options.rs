@@ -5,7 +5,7 @@
 //! values where the session decides.
 
 use crate::core::stt::transcriber::TranscriberConfig;
-use crate::core::text::decimal;
+use crate::core::text::{decimal, replace_all};
 use crate::core::turn::TurnConfig;
 use crate::core::voice::backchannel::Backchannels;
 use crate::core::voice::VoiceConfig;
@@ -271,7 +271,7 @@ fn renamed(error: JsValue, key: &str) -> JsValue {
     let message = if message.starts_with("routes") {
         ["options.", &message].concat()
     } else {
-        message.replace("options.", &["options.", key, "."].concat())
+        replace_all(&message, "options.", &["options.", key, "."].concat())
     };
     if error.is_instance_of::<js_sys::RangeError>() {
         range_error(&message)

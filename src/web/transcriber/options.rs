@@ -3,7 +3,7 @@
 
 use crate::core::stt::reconnect::ReconnectConfig;
 use crate::core::stt::transcriber::TranscriberConfig;
-use crate::core::text::decimal;
+use crate::core::text::{decimal, replace_all};
 use crate::web::convert::{range_error, type_error, Fields};
 use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::{parse_protocol, parse_reconnect_config};
@@ -143,7 +143,7 @@ fn parse_policy(policy: &JsValue) -> Result<ReconnectConfig, JsValue> {
         let Some(message) = message else {
             return error;
         };
-        let message = message.replace("options", "options.policy");
+        let message = replace_all(&message, "options", "options.policy");
         if error.is_instance_of::<js_sys::RangeError>() {
             range_error(&message)
         } else if error.is_instance_of::<js_sys::TypeError>() {

@@ -22,6 +22,7 @@ use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Keepalive, Pacing, Profile,
     Watermark,
 };
+use crate::core::text;
 use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -163,7 +164,7 @@ impl AssemblyAi {
 
 impl Codec for AssemblyAi {
     fn on_connect(&mut self, url: &str) {
-        self.formatted = url.contains("format_turns=true");
+        self.formatted = text::contains(url, "format_turns=true");
         // A new connection is a new session: turn numbers start again, and the final words of
         // a turn the drop cut begin the next final.
         self.last_final = None;
