@@ -33,9 +33,22 @@ for (const protocol of protocols) {
   const load = os.loadavg()[0];
   const run = await runRoom({ ...options, protocol }, { log: () => {} });
   const { result } = run;
-  const row = { protocol, rounds: result.rounds, answered: result.answered, stopsCut: result.stop.cut, stops: result.stop.total, medianMs: result.stop.medianMs, p90Ms: result.stop.p90Ms, latenciesMs: result.stop.latenciesMs, selfCuts: result.selfCuts, extraTurns: result.extraTurns, residualMedianDb: run.residual.medianDb, load: Math.round(load * 10) / 10 };
+  // What made each self-cut and extra turn, so a rare one is explained by the run that had it: the
+  // recognizer's captions of the 3 s before it, and how far it was from the user's last words.
+  const captionsBefore = (at) => run.entries.filter((e) => e.kind === "caption" && e.at >= at - 3000 && e.at <= at + 200 && e.text.trim() !== "").map((e) => `${e.isFinal ? "final" : "partial"} ${Math.round(e.at - at)} ms: ${e.text}`);
+  const fromUser = (at) => {
+    const before = run.utterances.filter((u) => u.onsetAt <= at);
+    const last = before.at(-1);
+    return last ? { kind: last.kind, round: last.round, afterEndMs: Math.round(at - last.endAt) } : null;
+  };
+  const why = {
+    selfCuts: result.selfCutTurns.map((t) => ({ ...t, at: Math.round(t.at), user: fromUser(t.at), captions: captionsBefore(t.at) })),
+    extraTurns: result.extraTurnIds.map((t) => ({ ...t, at: Math.round(t.at), user: fromUser(t.at), captions: captionsBefore(t.at) })),
+  };
+  const row = { protocol, why, rounds: result.rounds, answered: result.answered, stopsCut: result.stop.cut, stops: result.stop.total, medianMs: result.stop.medianMs, p90Ms: result.stop.p90Ms, latenciesMs: result.stop.latenciesMs, selfCuts: result.selfCuts, extraTurns: result.extraTurns, residualMedianDb: run.residual.medianDb, load: Math.round(load * 10) / 10 };
   rows.push(row);
   console.log(`bench:room: ${protocol}: stop cut ${row.stopsCut}/${row.stops}, voice onset → silence median ${ms(row.medianMs)} p90 ${ms(row.p90Ms)}, ${row.selfCuts} self-cuts, ${row.extraTurns} extra turns (load ${row.load})`);
+  for (const [kind, list] of Object.entries(why)) for (const t of list) console.log(`  ${kind === "selfCuts" ? "self-cut" : "extra turn"} ${t.turnId}${t.cause ? ` by ${t.cause}` : ""}; user's last: ${JSON.stringify(t.user)}; captions: ${JSON.stringify(t.captions)}`);
 }
 const conditions = { echoDb: options.echoDb, delayMs: options.delayMs, ec: options.ec, rounds: options.rounds, seed: options.seed };
 writeFileSync(path.join(root, "bench/room.json"), `${JSON.stringify({ date: new Date().toISOString(), machine: `${os.cpus().length} cores`, conditions, rows }, null, 1)}\n`);
