@@ -14,8 +14,9 @@ JSON lines on stdout, each tagged with the session number Node gave it:
        {"id": 1, "type": "speech_end", "time": 2.1}
        {"id": 1, "type": "flushed"}
 
-pocketsphinx 5's Endpointer (WebRTC VAD) finds where speech starts and ends; its Decoder, with the
-US-English model shipped in the wheel, turns each utterance into text. Times are seconds of audio
+An endpointer over pocketsphinx 5's voice activity detector (WebRTC VAD) finds where speech starts
+and ends; its Decoder, with the US-English model shipped in the wheel, turns each utterance into
+text. Times are seconds of audio
 received by the session, like Gladia's. Nothing said is ever logged.
 """
 
@@ -23,13 +24,66 @@ import base64
 import json
 import signal
 import sys
+from collections import deque
 
-from pocketsphinx import Decoder, Endpointer
+from pocketsphinx import Decoder, Vad
 
 SAMPLE_RATE = 16000
 # Seconds of audio between two partial hypotheses: often enough for live captions, rarely
 # enough to keep the decoder's search cheap.
 PARTIAL_EVERY_S = 0.3
+
+
+class Endpointer:
+    """Where speech starts and ends: pocketsphinx's voice activity detector over the last 0.3 s of
+    30 ms frames. pocketsphinx's own Endpointer asks 90 % of the window to be voiced to start, which
+    misses a lone "stop" (about 200 ms of voice) said over the agent's answer, where a provider
+    hears it; this one starts at half the window voiced and, like pocketsphinx's, ends at 90 %
+    unvoiced, so a question's pauses between words do not split it."""
+
+    WINDOW_S = 0.3
+    START_RATIO = 0.5
+    END_RATIO = 0.9
+
+    def __init__(self, sample_rate):
+        self.vad = Vad(Vad.STRICT, sample_rate)
+        self.frame_bytes = self.vad.frame_bytes
+        self.frame_length = self.vad.frame_length
+        self.size = round(self.WINDOW_S / self.frame_length)
+        self.window = deque(maxlen=self.size)  # (frame, voiced) of the last frames
+        self.frames = 0
+        self.in_speech = False
+        self.speech_start = 0.0
+        self.speech_end = 0.0
+
+    def process(self, frame):
+        """Takes one frame; returns the speech to decode (the whole window when speech starts), or
+        None outside speech."""
+        self.frames += 1
+        voiced = self.vad.is_speech(frame)
+        self.window.append((frame, voiced))
+        now = self.frames * self.frame_length
+        if not self.in_speech:
+            if sum(v for _, v in self.window) < self.START_RATIO * self.size:
+                return None
+            self.in_speech = True
+            self.speech_start = now - len(self.window) * self.frame_length
+            speech = b"".join(f for f, _ in self.window)
+            self.window.clear()
+            return speech
+        if len(self.window) == self.size and sum(not v for _, v in self.window) >= self.END_RATIO * self.size:
+            self.in_speech = False
+            self.speech_end = now - self.size * self.frame_length
+            self.window.clear()
+        return frame
+
+    def end_stream(self, tail):
+        """The last (padded) frame of a recording; speech in progress ends with it."""
+        speech = self.process((tail + bytes(self.frame_bytes))[: self.frame_bytes])
+        if self.in_speech:
+            self.in_speech = False
+            self.speech_end = self.frames * self.frame_length
+        return speech
 
 
 def emit(message):
@@ -42,7 +96,7 @@ class Session:
 
     def __init__(self, session_id):
         self.id = session_id
-        self.endpointer = Endpointer(vad_mode=3, sample_rate=SAMPLE_RATE)
+        self.endpointer = Endpointer(SAMPLE_RATE)
         self.decoder = Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
         self.pending = b""
         self.received = 0  # bytes, for the time of partials
