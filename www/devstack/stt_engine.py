@@ -16,8 +16,8 @@ JSON lines on stdout, each tagged with the session number Node gave it:
 
 An endpointer over pocketsphinx 5's voice activity detector (WebRTC VAD) finds where speech starts
 and ends; its Decoder, with the US-English model shipped in the wheel, turns each utterance into
-text. Times are seconds of audio
-received by the session, like Gladia's. Nothing said is ever logged.
+text. Times are seconds of audio received by the session, like Gladia's. Nothing said is ever
+logged.
 """
 
 import base64
