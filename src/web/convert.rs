@@ -19,6 +19,24 @@ pub(crate) fn range_error(message: &str) -> JsValue {
     js_sys::RangeError::new(message).into()
 }
 
+/// The same `TypeError` or `RangeError` with its message rewritten (an option parsed by a part
+/// renamed to where the app wrote it); any other value as it was.
+pub(crate) fn with_message(error: JsValue, rewrite: impl FnOnce(&str) -> String) -> JsValue {
+    let message = Reflect::get(&error, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|message| message.as_string());
+    let Some(message) = message else {
+        return error;
+    };
+    if error.is_instance_of::<js_sys::RangeError>() {
+        range_error(&rewrite(&message))
+    } else if error.is_instance_of::<js_sys::TypeError>() {
+        type_error(&rewrite(&message))
+    } else {
+        error
+    }
+}
+
 /// A real `Error` (with a stack) carrying turnguard's `code` and `terminal`, and `cause` if any:
 /// what every class's `onError` receives.
 pub(crate) fn coded_error(

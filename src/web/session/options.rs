@@ -10,7 +10,7 @@ use crate::core::turn::TurnConfig;
 use crate::core::voice::backchannel::Backchannels;
 use crate::core::voice::VoiceConfig;
 use crate::web::controller_options::{parse_config, parse_routes, JsRoute};
-use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::convert::{range_error, type_error, with_message, Fields};
 use crate::web::player::audio_options;
 use crate::web::transcriber::options::{parse_options, ParsedOptions};
 use alloc::string::String;
@@ -262,22 +262,11 @@ fn copy_object(fields: &Fields<'_>, key: &str) -> Result<Object, JsValue> {
 /// An error of the options of a part, renamed to where the app wrote the field:
 /// `options.x` → `options.<key>.x`, and `routes…` → `options.routes…`.
 fn renamed(error: JsValue, key: &str) -> JsValue {
-    let message = Reflect::get(&error, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|message| message.as_string());
-    let Some(message) = message else {
-        return error;
-    };
-    let message = if message.starts_with("routes") {
-        ["options.", &message].concat()
-    } else {
-        replace_all(&message, "options.", &["options.", key, "."].concat())
-    };
-    if error.is_instance_of::<js_sys::RangeError>() {
-        range_error(&message)
-    } else if error.is_instance_of::<js_sys::TypeError>() {
-        type_error(&message)
-    } else {
-        error
-    }
+    with_message(error, |message| {
+        if message.starts_with("routes") {
+            ["options.", message].concat()
+        } else {
+            replace_all(message, "options.", &["options.", key, "."].concat())
+        }
+    })
 }

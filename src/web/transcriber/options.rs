@@ -4,7 +4,7 @@
 use crate::core::stt::reconnect::ReconnectConfig;
 use crate::core::stt::transcriber::TranscriberConfig;
 use crate::core::text::{decimal, replace_all};
-use crate::web::convert::{range_error, type_error, Fields};
+use crate::web::convert::{range_error, type_error, with_message, Fields};
 use crate::web::microphone::{self, WorkletSource};
 use crate::web::policy::{parse_protocol, parse_reconnect_config};
 use alloc::borrow::ToOwned;
@@ -137,20 +137,9 @@ pub(crate) fn parse_microphone_args(
 /// renamed to `options.policy.<field>` so the error names the field where the app wrote it.
 fn parse_policy(policy: &JsValue) -> Result<ReconnectConfig, JsValue> {
     parse_reconnect_config(policy).map_err(|error| {
-        let message = js_sys::Reflect::get(&error, &JsValue::from_str("message"))
-            .ok()
-            .and_then(|message| message.as_string());
-        let Some(message) = message else {
-            return error;
-        };
-        let message = replace_all(&message, "options", "options.policy");
-        if error.is_instance_of::<js_sys::RangeError>() {
-            range_error(&message)
-        } else if error.is_instance_of::<js_sys::TypeError>() {
-            type_error(&message)
-        } else {
-            error
-        }
+        with_message(error, |message| {
+            replace_all(message, "options", "options.policy")
+        })
     })
 }
 
