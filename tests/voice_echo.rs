@@ -386,3 +386,160 @@ fn the_agents_words_are_found_in_its_order_across_a_misheard_word() {
         Some("tell me about the weather".to_owned())
     );
 }
+
+/// A listening session with a Gladia transcriber whose socket is open, fed 20 ms frames.
+mod session {
+    use super::*;
+    use turnguard::core::stt::protocols::gladia::PROFILE as GLADIA;
+    use turnguard::core::stt::transcriber::{Transcriber, TranscriberConfig};
+    use turnguard::core::turn::{self, RouteSpec, TurnConfig, TurnLadder};
+    use turnguard::core::voice::session::{SessionAction, SessionCore};
+
+    pub fn listening() -> SessionCore {
+        let turns = TurnConfig::new(vec![RouteSpec::named("primary")], "Sorry?");
+        let voice = VoiceConfig {
+            echo_guard_ms: 0,
+            session_id: Some("s".into()),
+            ..VoiceConfig::new("Sorry?")
+        };
+        let stt = Transcriber::new(TranscriberConfig::new(&GLADIA));
+        let mut s = SessionCore::new(TurnLadder::new(turns), VoiceCore::new(voice), Some(stt));
+        s.set_echo_canceller(true);
+        s.start(Millis(0));
+        drain(&mut s);
+        type Step = fn(&mut Transcriber, Millis);
+        let steps: [(u64, Step); 3] = [
+            (0, |stt, now| stt.start(now)),
+            (5, |stt, now| {
+                stt.on_provisioned("wss://stt.example/v2/live?token=one", now)
+            }),
+            (6, |stt, now| stt.on_open(now)),
+        ];
+        for (at, step) in steps {
+            step(
+                s.transcriber_at(Millis(at)).expect("a transcriber"),
+                Millis(at),
+            );
+            drain(&mut s);
+        }
+        assert_eq!(s.voice().state(), VoiceState::Listening);
+        s
+    }
+
+    pub fn drain(s: &mut SessionCore) -> Vec<SessionAction> {
+        std::iter::from_fn(|| s.poll_action()).collect()
+    }
+
+    /// `ms` of frames from `from`: a voice at -20 dBFS or a quiet room at -70.
+    pub fn feed(s: &mut SessionCore, from: u64, ms: u64, voice: bool) -> Vec<SessionAction> {
+        let db = if voice { -20.0 } else { -70.0 };
+        let pcm = tone(ms, db);
+        let mut actions = Vec::new();
+        for (i, frame) in pcm.chunks(640).enumerate() {
+            let now = Millis(from + 20 * (i as u64 + 1));
+            s.handle_timeout(now);
+            s.on_audio(frame.to_vec(), now);
+            actions.extend(drain(s));
+        }
+        actions
+    }
+
+    pub fn transcript(s: &mut SessionCore, text: &str, now: Millis) -> Vec<SessionAction> {
+        let json = [
+            r#"{"type":"transcript","data":{"is_final":true,"utterance":{"text":""#,
+            text,
+            r#""}}}"#,
+        ]
+        .concat();
+        s.transcriber_at(now)
+            .expect("a transcriber")
+            .on_text(&json, now);
+        drain(s)
+    }
+
+    /// A final from the provider: the turns it started and the barge-ins it made.
+    pub fn said(s: &mut SessionCore, text: &str, now: Millis) -> (Vec<String>, usize) {
+        let actions = transcript(s, text, now);
+        turns_and_cuts(s, &actions)
+    }
+
+    /// The inputs of the turns whose route was called, and the barge-ins.
+    pub fn turns_and_cuts(s: &SessionCore, actions: &[SessionAction]) -> (Vec<String>, usize) {
+        let turns = actions
+            .iter()
+            .filter_map(|action| match action {
+                SessionAction::Turn(turn::Action::StartAttempt { request_id, .. }) => s
+                    .ladder()
+                    .turn(request_id.turn_id())
+                    .map(|record| record.input.clone()),
+                _ => None,
+            })
+            .collect();
+        let cuts = actions
+            .iter()
+            .filter(|action| {
+                matches!(
+                    action,
+                    SessionAction::Voice(VoiceAction::Event(VoiceEvent::BargeIn { .. }))
+                )
+            })
+            .count();
+        (turns, cuts)
+    }
+
+    /// The user asked (voice, then the final), and the answer sounds from `at`.
+    pub fn answering(s: &mut SessionCore, voice_heard: bool, at: u64) {
+        feed(s, 0, 1_000, false);
+        feed(s, 1_000, 600, voice_heard);
+        feed(s, 1_600, 400, false);
+        let actions = transcript(s, "what is the weather", Millis(2_000));
+        let (turns, _) = turns_and_cuts(s, &actions);
+        assert_eq!(turns, ["what is the weather"]);
+        s.voice_at(Millis(at))
+            .on_playback_started("s:turn-1", Millis(at));
+        drain(s);
+    }
+}
+
+#[test]
+fn while_the_agent_sounds_short_words_that_came_with_no_voice_are_not_the_users() {
+    // A working canceller (nothing raised), a detector that heard the user's question.
+    let mut s = session::listening();
+    session::answering(&mut s, true, 2_100);
+    // The agent sounds; the room is quiet to the detector; the recognizer writes a word.
+    session::feed(&mut s, 2_100, 2_000, false);
+    let (turns, cuts) = session::said(&mut s, "and ah", Millis(4_100));
+    assert_eq!((turns.len(), cuts), (0, 0), "{turns:?}");
+    assert_eq!(s.voice_at(Millis(4_100)).current_turn(), Some("s:turn-1"));
+    // The user's voice, then their words: a cut and their turn.
+    let mut actions = session::feed(&mut s, 4_100, 400, true);
+    actions.extend(session::feed(&mut s, 4_500, 300, false));
+    actions.extend(session::transcript(&mut s, "stop please", Millis(4_800)));
+    let (turns, cuts) = session::turns_and_cuts(&s, &actions);
+    assert_eq!((turns, cuts), (vec!["stop please".to_owned()], 1));
+}
+
+#[test]
+fn a_detector_that_never_heard_voice_leaves_the_words_to_the_provider() {
+    // Silent frames only (a capture the detector does not hear, or an app's own frames): its
+    // silence says nothing, and the provider's final cuts as before.
+    let mut s = session::listening();
+    session::answering(&mut s, false, 2_100);
+    session::feed(&mut s, 2_100, 2_000, false);
+    let (turns, cuts) = session::said(&mut s, "stop please", Millis(4_100));
+    assert_eq!((turns, cuts), (vec!["stop please".to_owned()], 1));
+}
+
+#[test]
+fn words_long_enough_to_cut_by_themselves_cut_without_voice() {
+    // A user the detector does not hear over a noisy room: words as long as a partial that cuts
+    // by itself (`min_partial_chars`) are still theirs.
+    let mut s = session::listening();
+    session::answering(&mut s, true, 2_100);
+    session::feed(&mut s, 2_100, 2_000, false);
+    let (turns, cuts) = session::said(&mut s, "please stop talking now", Millis(4_100));
+    assert_eq!(
+        (turns, cuts),
+        (vec!["please stop talking now".to_owned()], 1)
+    );
+}

@@ -15,6 +15,10 @@
 //!
 //! The provider hears the echo too, and transcribes it: while the echo would pass for voice, words
 //! count only when the detector heard voice above the echo lately ([`EchoMeter::masks_words`]).
+//! A working canceller still leaks now and then, and a recognizer makes a word or two of a leak the
+//! detector did not take for voice: while the agent sounds, once the detector has heard voice at
+//! all, the provider's short words count only with its voice too
+//! ([`VoiceCore::set_short_words_need_voice`](crate::core::voice::VoiceCore::set_short_words_need_voice)).
 
 use crate::core::time::Millis;
 use crate::core::voice::vad::{level_db, Heard};
@@ -106,6 +110,13 @@ impl EchoMeter {
     /// The agent sounds, or its echo's tail still may.
     fn echoing(&self, sounding_since: Option<Millis>, now: Millis, tail_ms: u64) -> bool {
         sounding_since.is_some() || self.sounded_at.is_some_and(|at| now < at.after(tail_ms))
+    }
+
+    /// The agent sounds, or did within [`WORDS_TAIL_MS`]: the provider's words now may be about
+    /// its sound.
+    #[must_use]
+    pub fn sounds_lately(&self, sounding_since: Option<Millis>, now: Millis) -> bool {
+        self.echoing(sounding_since, now, WORDS_TAIL_MS)
     }
 
     /// The least level that counts as voice now: `None` when the agent is silent or no echo was

@@ -89,6 +89,9 @@ pub struct VoiceCore {
     /// The agent's echo would pass for voice now (V8): the provider's words count only with the
     /// detector's voice heard lately.
     echo_masks_words: bool,
+    /// Words shorter than `min_partial_chars` count only with the detector's voice heard lately:
+    /// the agent sounds and the detector hears this microphone (V8).
+    short_words_need_voice: bool,
     /// The agent's last sentences, and whether the provider's current utterance began while its
     /// words were taken for their echo (`None` until its first words): such an utterance opens
     /// with the agent's words (V8).
@@ -117,6 +120,7 @@ impl VoiceCore {
             voice_ended_at: None,
             paused_at: None,
             echo_masks_words: false,
+            short_words_need_voice: false,
             recent_speech: RecentSpeech::default(),
             utterance_began_as_echo: None,
         }
@@ -159,14 +163,16 @@ impl VoiceCore {
     /// shorter than `min_partial_chars` inside the echo guard is the agent's own echo (V4): a
     /// caption only, no barge-in and no turn. (Measured: a converging echo canceller lets the
     /// agent's first syllables through as a one- or two-word final within the first second.)
-    /// So is any final while the echo would pass for voice and the detector heard none, and one
-    /// whose utterance began as the echo with too little of the user's after it (V8; the user's
-    /// words after the agent's are the turn). Returns whether the final was taken for the echo.
+    /// So is any final while the echo would pass for voice and the detector heard none, a short
+    /// one no voice came with while the agent sounds, and one whose utterance began as the echo
+    /// with too little of the user's after it (V8; the user's words after the agent's are the
+    /// turn). Returns whether the final was taken for the echo.
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
         let began_as_echo = self.utterance_began_as_echo.take() == Some(true);
         let users = self.users_words(text, began_as_echo);
-        let short = text.trim().chars().count() < self.config.min_partial_chars;
-        let echo = (short && self.in_echo_guard(now)) || self.words_are_echo(now);
+        let short = self.is_short(text);
+        let echo =
+            (short && (self.in_echo_guard(now) || self.voiceless(now))) || self.words_are_echo(now);
         match users {
             Some(users) if !echo => {
                 self.on_final(&users, now);
@@ -258,6 +264,9 @@ impl VoiceCore {
         let Some(users) = self.users_words(text, began_as_echo) else {
             return;
         };
+        if self.is_short(&users) && self.voiceless(now) {
+            return;
+        }
         let backchannel =
             self.state == VoiceState::Speaking && self.config.backchannels.only(&users);
         // Paused, any word that is not a backchannel confirms the cut (V7); else a partial long
@@ -293,15 +302,38 @@ impl VoiceCore {
         self.echo_masks_words = masks;
     }
 
+    /// Whether the provider's short words need the detector's voice to count (V8): the agent
+    /// sounds (or did within the words' latency) and the detector has heard voice before, so it
+    /// hears this microphone. A working canceller still leaks for a moment now and then (after
+    /// double talk most), and a recognizer makes a word of it that the detector did not take for
+    /// voice.
+    pub fn set_short_words_need_voice(&mut self, need: bool) {
+        self.short_words_need_voice = need;
+    }
+
     /// The provider's words now are taken for the agent's echo (V8): its echo would pass for
     /// voice, and the detector heard no voice above it within the words' latency.
     #[must_use]
     pub fn words_are_echo(&self, now: Millis) -> bool {
-        let voice_lately = self.voice_heard()
+        self.echo_masks_words && !self.voice_lately(now)
+    }
+
+    /// Short words now are a recognizer's guess at the agent's sound: no voice came with them.
+    fn voiceless(&self, now: Millis) -> bool {
+        self.short_words_need_voice && !self.voice_lately(now)
+    }
+
+    /// The detector hears voice, or heard it within the words' latency.
+    fn voice_lately(&self, now: Millis) -> bool {
+        self.voice_heard()
             || self
                 .voice_ended_at
-                .is_some_and(|ended| now < ended.after(echo::WORDS_TAIL_MS));
-        self.echo_masks_words && !voice_lately
+                .is_some_and(|ended| now < ended.after(echo::WORDS_TAIL_MS))
+    }
+
+    /// Shorter than a partial that cuts by itself (`min_partial_chars`).
+    fn is_short(&self, text: &str) -> bool {
+        text.trim().chars().count() < self.config.min_partial_chars
     }
 
     /// The page's voice detector heard the user start (`speaking`) or stop, at `at` (the

@@ -433,6 +433,9 @@ impl SessionCore {
             }
             let masked = self.echo.masks_words(sounding, now, heard.voice_db);
             self.voice.set_echo_masks_words(masked);
+            self.voice.set_short_words_need_voice(
+                vad.has_heard_voice() && self.echo.sounds_lately(sounding, now),
+            );
         }
         for change in changes {
             let (speaking, audio_ms) = match change {

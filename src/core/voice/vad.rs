@@ -67,6 +67,8 @@ pub struct VoiceDetector {
     echo_floor_db: Option<f64>,
     /// The blocks' summed power (mean squares) and count since [`VoiceDetector::take_heard`].
     heard: (f64, u32),
+    /// Voice was heard at least once: the detector hears this microphone.
+    heard_voice: bool,
 }
 
 impl VoiceDetector {
@@ -87,6 +89,7 @@ impl VoiceDetector {
             odd_byte: None,
             echo_floor_db: None,
             heard: (0.0, 0),
+            heard_voice: false,
         }
     }
 
@@ -94,6 +97,13 @@ impl VoiceDetector {
     #[must_use]
     pub fn is_speaking(&self) -> bool {
         self.speaking
+    }
+
+    /// Whether voice was ever heard: a detector that never did (a muted capture, an app's own
+    /// silent frames) has not shown that it hears the user, and its silence says nothing.
+    #[must_use]
+    pub fn has_heard_voice(&self) -> bool {
+        self.heard_voice
     }
 
     /// The noise floor now, in dBFS.
@@ -184,6 +194,7 @@ impl VoiceDetector {
         self.run = 0;
         self.speaking = voiced;
         Some(if voiced {
+            self.heard_voice = true;
             self.last_voiced_end = index + 1;
             VoiceChange::Started {
                 at_ms: self.run_start * BLOCK_MS,
