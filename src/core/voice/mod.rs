@@ -40,9 +40,9 @@ pub mod session;
 mod tts;
 mod turn;
 pub mod vad;
+mod word_gate;
 
 use crate::core::time::Millis;
-use alloc::borrow::Cow;
 use alloc::collections::VecDeque;
 
 pub use config::VoiceConfig;
@@ -52,11 +52,11 @@ pub use pause::PauseCause;
 pub use turn::SpeakingTurn;
 
 use cut::Fate;
-use echo_words::RecentSpeech;
 use latency::TurnLatency;
 use pause::VoiceStart;
 use tts::RecoveryAudio;
 use turn::Sentence;
+use word_gate::WordGate;
 
 /// The voice session's decisions. See the module doc.
 #[derive(Debug)]
@@ -86,17 +86,8 @@ pub struct VoiceCore {
     /// When the agent paused the current turn for the user's voice, until the turn is cut or
     /// resumes, or ends (V7).
     paused_at: Option<Millis>,
-    /// The agent's echo would pass for voice now (V8): the provider's words count only with the
-    /// detector's voice heard lately.
-    echo_masks_words: bool,
-    /// Words shorter than `min_partial_chars` count only with the detector's voice heard lately:
-    /// the agent sounds and the detector hears this microphone (V8).
-    short_words_need_voice: bool,
-    /// The agent's last sentences, and whether the provider's current utterance began while its
-    /// words were taken for their echo (`None` until its first words): such an utterance opens
-    /// with the agent's words (V8).
-    recent_speech: RecentSpeech,
-    utterance_began_as_echo: Option<bool>,
+    /// Which of the provider's words are the user's (V8).
+    words: WordGate,
 }
 
 impl VoiceCore {
@@ -119,10 +110,7 @@ impl VoiceCore {
             voice_started: None,
             voice_ended_at: None,
             paused_at: None,
-            echo_masks_words: false,
-            short_words_need_voice: false,
-            recent_speech: RecentSpeech::default(),
-            utterance_began_as_echo: None,
+            words: WordGate::default(),
         }
     }
 
@@ -168,7 +156,7 @@ impl VoiceCore {
     /// with too little of the user's after it (V8; the user's words after the agent's are the
     /// turn). Returns whether the final was taken for the echo.
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
-        let began_as_echo = self.utterance_began_as_echo.take() == Some(true);
+        let began_as_echo = self.words.utterance_ended();
         let users = self.users_words(text, began_as_echo);
         let short = self.is_short(text);
         let echo =
@@ -254,10 +242,10 @@ impl VoiceCore {
         let echo_now = self.words_are_echo(now);
         if text.trim().is_empty() {
             // The provider heard nothing yet: the next words begin an utterance.
-            self.utterance_began_as_echo = None;
+            self.words.utterance_ended();
             return;
         }
-        let began_as_echo = *self.utterance_began_as_echo.get_or_insert(echo_now);
+        let began_as_echo = self.words.utterance_began_as_echo(echo_now);
         if echo_now {
             return;
         }
@@ -270,70 +258,11 @@ impl VoiceCore {
         let backchannel =
             self.state == VoiceState::Speaking && self.config.backchannels.only(&users);
         // Paused, any word that is not a backchannel confirms the cut (V7); else a partial long
-        // enough, outside the echo guard, cuts by itself (V4).
-        let confirms = self.is_paused() || {
-            let long_enough = users.trim().chars().count() >= self.config.min_partial_chars.max(1);
-            long_enough && !self.in_echo_guard(now)
-        };
+        // enough, outside the echo guard, cuts by itself (V4). (`users` is never blank here.)
+        let confirms = self.is_paused() || (!self.is_short(&users) && !self.in_echo_guard(now));
         if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
-    }
-
-    /// The user's words of the provider's `text`: all of them, or for an utterance that began as
-    /// the agent's echo, those after the agent's (V8).
-    fn users_words<'t>(&self, text: &'t str, began_as_echo: bool) -> Option<Cow<'t, str>> {
-        if began_as_echo {
-            self.recent_speech.users_words(text).map(Cow::Owned)
-        } else {
-            Some(Cow::Borrowed(text))
-        }
-    }
-
-    /// The provider's current utterance began while its words were taken for the agent's echo
-    /// (V8): its words guess nothing.
-    #[must_use]
-    pub fn utterance_began_as_echo(&self) -> bool {
-        self.utterance_began_as_echo == Some(true)
-    }
-
-    /// Whether the agent's echo would pass for voice now (V8, from the echo's measure).
-    pub fn set_echo_masks_words(&mut self, masks: bool) {
-        self.echo_masks_words = masks;
-    }
-
-    /// Whether the provider's short words need the detector's voice to count (V8): the agent
-    /// sounds (or did within the words' latency) and the detector has heard voice before, so it
-    /// hears this microphone. A working canceller still leaks for a moment now and then (after
-    /// double talk most), and a recognizer makes a word of it that the detector did not take for
-    /// voice.
-    pub fn set_short_words_need_voice(&mut self, need: bool) {
-        self.short_words_need_voice = need;
-    }
-
-    /// The provider's words now are taken for the agent's echo (V8): its echo would pass for
-    /// voice, and the detector heard no voice above it within the words' latency.
-    #[must_use]
-    pub fn words_are_echo(&self, now: Millis) -> bool {
-        self.echo_masks_words && !self.voice_lately(now)
-    }
-
-    /// Short words now are a recognizer's guess at the agent's sound: no voice came with them.
-    fn voiceless(&self, now: Millis) -> bool {
-        self.short_words_need_voice && !self.voice_lately(now)
-    }
-
-    /// The detector hears voice, or heard it within the words' latency.
-    fn voice_lately(&self, now: Millis) -> bool {
-        self.voice_heard()
-            || self
-                .voice_ended_at
-                .is_some_and(|ended| now < ended.after(echo::WORDS_TAIL_MS))
-    }
-
-    /// Shorter than a partial that cuts by itself (`min_partial_chars`).
-    fn is_short(&self, text: &str) -> bool {
-        text.trim().chars().count() < self.config.min_partial_chars
     }
 
     /// The page's voice detector heard the user start (`speaking`) or stop, at `at` (the

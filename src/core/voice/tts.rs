@@ -201,7 +201,7 @@ impl VoiceCore {
         };
         sentence.enqueued = true;
         turn.succeeded += 1;
-        self.recent_speech.played(&sentence.text);
+        self.words.recent_speech.played(&sentence.text);
         let finished = VoiceEvent::TtsFinished {
             turn_id: turn.turn_id.clone(),
             index,
@@ -280,7 +280,7 @@ impl VoiceCore {
         sentence.job = Some(job);
         if sentence.recovery && self.recovery_audio == RecoveryAudio::Cached {
             sentence.enqueued = true;
-            self.recent_speech.played(&sentence.text);
+            self.words.recent_speech.played(&sentence.text);
             self.push(VoiceAction::Play {
                 job,
                 turn_id,
