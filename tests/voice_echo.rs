@@ -499,16 +499,27 @@ mod session {
             .on_playback_started("s:turn-1", Millis(at));
         drain(s);
     }
+
+    /// The agent answers from 2.1 s (the detector heard the question's voice, or only silence),
+    /// the room is quiet to the detector for 2 s, and the provider writes `words`: the session,
+    /// the turns the words started and the cuts.
+    pub fn words_over_the_answer(
+        voice_heard: bool,
+        words: &str,
+    ) -> (SessionCore, Vec<String>, usize) {
+        let mut s = listening();
+        answering(&mut s, voice_heard, 2_100);
+        feed(&mut s, 2_100, 2_000, false);
+        let (turns, cuts) = said(&mut s, words, Millis(4_100));
+        (s, turns, cuts)
+    }
 }
 
 #[test]
 fn while_the_agent_sounds_short_words_that_came_with_no_voice_are_not_the_users() {
-    // A working canceller (nothing raised), a detector that heard the user's question.
-    let mut s = session::listening();
-    session::answering(&mut s, true, 2_100);
-    // The agent sounds; the room is quiet to the detector; the recognizer writes a word.
-    session::feed(&mut s, 2_100, 2_000, false);
-    let (turns, cuts) = session::said(&mut s, "and ah", Millis(4_100));
+    // A working canceller (nothing raised), a detector that heard the user's question; the
+    // agent sounds, the room is quiet to the detector, and the recognizer writes a word.
+    let (mut s, turns, cuts) = session::words_over_the_answer(true, "and ah");
     assert_eq!((turns.len(), cuts), (0, 0), "{turns:?}");
     assert_eq!(s.voice_at(Millis(4_100)).current_turn(), Some("s:turn-1"));
     // The user's voice, then their words: a cut and their turn.
@@ -523,10 +534,7 @@ fn while_the_agent_sounds_short_words_that_came_with_no_voice_are_not_the_users(
 fn a_detector_that_never_heard_voice_leaves_the_words_to_the_provider() {
     // Silent frames only (a capture the detector does not hear, or an app's own frames): its
     // silence says nothing, and the provider's final cuts as before.
-    let mut s = session::listening();
-    session::answering(&mut s, false, 2_100);
-    session::feed(&mut s, 2_100, 2_000, false);
-    let (turns, cuts) = session::said(&mut s, "stop please", Millis(4_100));
+    let (_, turns, cuts) = session::words_over_the_answer(false, "stop please");
     assert_eq!((turns, cuts), (vec!["stop please".to_owned()], 1));
 }
 
@@ -534,10 +542,7 @@ fn a_detector_that_never_heard_voice_leaves_the_words_to_the_provider() {
 fn words_long_enough_to_cut_by_themselves_cut_without_voice() {
     // A user the detector does not hear over a noisy room: words as long as a partial that cuts
     // by itself (`min_partial_chars`) are still theirs.
-    let mut s = session::listening();
-    session::answering(&mut s, true, 2_100);
-    session::feed(&mut s, 2_100, 2_000, false);
-    let (turns, cuts) = session::said(&mut s, "please stop talking now", Millis(4_100));
+    let (_, turns, cuts) = session::words_over_the_answer(true, "please stop talking now");
     assert_eq!(
         (turns, cuts),
         (vec!["please stop talking now".to_owned()], 1)
