@@ -28,8 +28,12 @@ pub(crate) fn contains(text: &str, needle: &str) -> bool {
 }
 
 /// `text` with every `from` replaced by `to`, left to right (what `str::replace` does).
-// The browser shell's errors use it; the native build has no shell.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+// The browser shell's option errors use it: the native build has no shell, the controller's
+// entry no transcriber.
+#[cfg_attr(
+    any(not(target_arch = "wasm32"), not(feature = "transcriber")),
+    allow(dead_code)
+)]
 pub(crate) fn replace_all(text: &str, from: &str, to: &str) -> String {
     if from.is_empty() {
         return text.into();

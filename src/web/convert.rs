@@ -21,6 +21,7 @@ pub(crate) fn range_error(message: &str) -> JsValue {
 
 /// The same `TypeError` or `RangeError` with its message rewritten (an option parsed by a part
 /// renamed to where the app wrote it); any other value as it was.
+#[cfg(feature = "transcriber")]
 pub(crate) fn with_message(error: JsValue, rewrite: impl FnOnce(&str) -> String) -> JsValue {
     let message = Reflect::get(&error, &JsValue::from_str("message"))
         .ok()
