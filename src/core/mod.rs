@@ -7,9 +7,8 @@
 //! - [`time`] and the JSON reader the protocols share.
 
 pub(crate) mod json;
+pub(crate) mod sorted_map;
 
-/// A hash map keyed by turn ids or attempt numbers, hashed with FxHash (see Cargo.toml).
-pub(crate) type FxHashMap<K, V> = hashbrown::HashMap<K, V, rustc_hash::FxBuildHasher>;
 pub mod stt;
 pub(crate) mod text;
 pub mod time;

@@ -29,11 +29,11 @@
 //! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
 //! follow the same path: commit, sentences, deliver.
 
+use crate::core::sorted_map::SortedMap;
 use crate::core::time::Millis;
 use crate::core::turn::budget::{RetryBudget, SessionBudget};
 use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
-use crate::core::FxHashMap;
 use alloc::borrow::ToOwned;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
@@ -108,10 +108,10 @@ impl ActiveTurn {
 pub struct TurnLadder {
     config: TurnConfig,
     /// Running turns.
-    active: FxHashMap<Rc<str>, ActiveTurn>,
+    active: SortedMap<Rc<str>, ActiveTurn>,
     /// Settled records kept for `turn` and for idempotent starts.
     /// Shared with the `Settled` action that hands the record to the shell: no copy per turn.
-    settled: FxHashMap<Rc<str>, Rc<TurnRecord>>,
+    settled: SortedMap<Rc<str>, Rc<TurnRecord>>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
     settled_order: VecDeque<Rc<str>>,
     history: History,
@@ -134,8 +134,8 @@ impl TurnLadder {
             retry_budget: RetryBudget::new(config.retry_max_tokens, config.retry_token_ratio),
             history: History::new(config.history_limit, config.history_max_chars),
             config,
-            active: FxHashMap::default(),
-            settled: FxHashMap::default(),
+            active: SortedMap::default(),
+            settled: SortedMap::default(),
             settled_order: VecDeque::new(),
             actions: VecDeque::new(),
             wakeups: Wakeups::default(),
@@ -441,7 +441,7 @@ impl TurnLadder {
 
 /// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
 /// under that time.
-fn is_filed(active: &FxHashMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
+fn is_filed(active: &SortedMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
     move |turn_id, seq, at| {
         active
             .get(turn_id)

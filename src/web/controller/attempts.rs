@@ -1,8 +1,8 @@
 //! The browser resources of a controller's turns and attempts: each attempt's `AbortController`,
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
+use crate::core::sorted_map::SortedMap;
 use crate::core::turn::AttemptId;
-use crate::core::FxHashMap;
 use crate::web::report::TurnStrings;
 use alloc::collections::VecDeque;
 use alloc::string::String;
@@ -29,8 +29,8 @@ pub(super) struct TurnIo {
 
 #[derive(Default)]
 pub(super) struct Io {
-    pub(super) turns: FxHashMap<String, TurnIo>,
-    pub(super) attempts: FxHashMap<u32, AttemptIo>,
+    pub(super) turns: SortedMap<String, TurnIo>,
+    pub(super) attempts: SortedMap<u32, AttemptIo>,
     /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
     pub(super) ended: VecDeque<u32>,
     pub(super) next_attempt: u32,
