@@ -245,7 +245,7 @@ impl VoiceCore {
             self.words.utterance_ended();
             return;
         }
-        let began_as_echo = self.words.utterance_began_as_echo(echo_now);
+        let began_as_echo = self.words.begin_utterance(echo_now);
         if echo_now {
             return;
         }

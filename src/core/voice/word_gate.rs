@@ -26,7 +26,7 @@ pub(super) struct WordGate {
 
 impl WordGate {
     /// Whether the current utterance began as the echo, fixed by its first words (`echo_now`).
-    pub(super) fn utterance_began_as_echo(&mut self, echo_now: bool) -> bool {
+    pub(super) fn begin_utterance(&mut self, echo_now: bool) -> bool {
         *self.utterance_began_as_echo.get_or_insert(echo_now)
     }
 
