@@ -34,6 +34,8 @@ export const USAGE = `usage: npm run room -- [options]
   --ns-agc on|off    noise suppression and auto gain control as the demo asks (on, the default),
                      or off (to study the canceller alone)
   --mix SPEC         the rounds' interjections, e.g. stop=2,backchannel=1,none=1 (the default)
+  --backchannels L   the backchannels the user says, comma-separated (default "uh huh,okay"; the dev
+                     stack's recognizer writes those as other words: "yeah,right,sure" it hears)
   --seed S           seeds the plan: kinds, moments, phrases (default 1)
   --echo-check on|off  measure the canceller before the rounds (default on)
   --min-speech-ms N  the session's bargeIn.minSpeechMs: voice this long pauses the agent (default: the session's)
@@ -42,7 +44,7 @@ export const USAGE = `usage: npm run room -- [options]
 
 /** The options of a run, from argv. Throws a TypeError/RangeError naming a bad one. */
 export function parseArgs(argv) {
-  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, seed: 1, echoCheck: true, json: null, verbose: false };
+  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, backchannels: BACKCHANNELS, seed: 1, echoCheck: true, json: null, verbose: false };
   const onOff = (flag, value) => {
     if (value !== "on" && value !== "off") throw new RangeError(`${flag} must be on or off, got ${value}`);
     return value === "on";
@@ -68,6 +70,7 @@ export function parseArgs(argv) {
     else if (flag === "--json") options.json = value;
     else if (flag === "--min-speech-ms") options.minSpeechMs = Number(value);
     else if (flag === "--mix") options.mix = parseMix(value);
+    else if (flag === "--backchannels") options.backchannels = parsePhrases(flag, value);
     else throw new TypeError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new RangeError("--rounds must be a whole number ≥ 1");
@@ -89,6 +92,12 @@ function parseMix(spec) {
   return mix;
 }
 
+function parsePhrases(flag, value) {
+  const phrases = value.split(",").map((phrase) => phrase.trim());
+  if (phrases.some((phrase) => !/^[a-z' ]+$/i.test(phrase))) throw new RangeError(`${flag}: "${value}" is not comma-separated words`);
+  return Object.freeze(phrases);
+}
+
 /** A seeded PRNG (mulberry32): the plan of a seed is the same on every machine. */
 function random(seed) {
   let a = seed >>> 0;
@@ -106,7 +115,7 @@ function random(seed) {
  * and when the interjection comes: a "stop" anywhere in the first 3 s of the answer (its first
  * second included), a backchannel 0.8–3 s in.
  */
-export function plan({ rounds, mix, seed }) {
+export function plan({ rounds, mix, seed, backchannels = BACKCHANNELS }) {
   const rand = random(seed);
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const block = Object.entries(mix).flatMap(([kind, weight]) => Array(weight).fill(kind));
@@ -123,7 +132,7 @@ export function plan({ rounds, mix, seed }) {
     index,
     kind,
     question: QUESTIONS[index % QUESTIONS.length],
-    phrase: kind === "stop" ? pick(STOPS) : kind === "backchannel" ? pick(BACKCHANNELS) : null,
+    phrase: kind === "stop" ? pick(STOPS) : kind === "backchannel" ? pick(backchannels) : null,
     momentMs: kind === "stop" ? Math.round(rand() * 3000) : kind === "backchannel" ? Math.round(800 + rand() * 2200) : null,
   }));
 }

@@ -55,6 +55,8 @@ test("the plan follows the mix, is the same for a seed, and puts some stops in t
   assert.ok(stops.every((r) => r.momentMs >= 0 && r.momentMs <= 3000 && ["stop", "wait a moment"].includes(r.phrase)));
   assert.ok(stops.some((r) => r.momentMs < 1000));
   assert.ok(rounds.filter((r) => r.kind === "backchannel").every((r) => r.momentMs >= 800 && ["uh huh", "okay"].includes(r.phrase)));
+  const other = plan({ rounds: 40, mix: { backchannel: 1 }, seed: 3, backchannels: ["yeah", "right", "sure"] });
+  assert.deepEqual(new Set(other.map((r) => r.phrase)), new Set(["yeah", "right", "sure"]));
 });
 
 test("bad arguments are errors that name the flag", () => {
@@ -62,6 +64,8 @@ test("bad arguments are errors that name the flag", () => {
   assert.throws(() => parseArgs(["--echo-db", "3"]), /--echo-db/);
   assert.throws(() => parseArgs(["--ec", "maybe"]), /--ec/);
   assert.throws(() => parseArgs(["--mix", "stop=x"]), /--mix/);
+  assert.throws(() => parseArgs(["--backchannels", "yeah,<b>"]), /--backchannels/);
+  assert.deepEqual(parseArgs(["--backchannels", "yeah, right"]).backchannels, ["yeah", "right"]);
   assert.throws(() => parseArgs(["--bogus", "1"]), /unknown argument --bogus/);
   assert.throws(() => parseArgs(["--min-speech-ms", "-5"]), /--min-speech-ms/);
   assert.equal(parseArgs(["--min-speech-ms", "150"]).minSpeechMs, 150);
