@@ -86,15 +86,61 @@ fn voice_for_min_speech_ms_pauses_and_a_word_cuts() {
     }));
     assert!(core.is_paused());
     assert_eq!(core.state(), VoiceState::Speaking, "the turn goes on");
-    // "stop": four characters, inside the echo guard, confirms the cut while paused.
+    // "stop", inside the echo guard: paused, a short word waits for its final, which cuts.
     core.on_partial("stop", Millis(1400));
+    assert_eq!(cut(&drain(&mut core)), None, "a first guess");
+    assert!(core.on_spoken_final("stop", Millis(1500)) == false);
     let actions = drain(&mut core);
-    assert_eq!(cut(&actions), Some(BargeInCause::Partial));
+    assert_eq!(cut(&actions), Some(BargeInCause::Final));
     assert!(actions.contains(&VoiceAction::InterruptTurn {
         turn_id: "turn-1".into()
     }));
-    assert_eq!(core.state(), VoiceState::Listening);
+    assert_eq!(core.state(), VoiceState::Thinking, "the user's turn");
     assert!(!core.is_paused());
+}
+
+#[test]
+fn paused_a_short_words_final_decides_and_without_one_it_cuts_at_the_deadline() {
+    for (partials, last_final, cuts) in [
+        // A recognizer's first guess at "yeah" (measured in the room), then its final.
+        (&["you", "yeah"][..], Some("yeah"), false),
+        (&["uh"][..], Some("uh huh"), false),
+        (&["you"][..], Some("stop"), true),
+        // No final by the deadline: the word, no backchannel, cuts.
+        (&["you"][..], None, true),
+        // A backchannel's partial and no final: the pause resumes as for silence.
+        (&["yeah"][..], None, false),
+    ] {
+        let mut core = speaking();
+        core.on_voice(true, Millis(2000), 0);
+        run_until(&mut core, 2100);
+        assert_eq!(paused(&drain(&mut core)), Some(PauseCause::Voice));
+        for (at, partial) in (2300..).step_by(100).zip(partials) {
+            core.on_partial(partial, Millis(at));
+        }
+        core.on_voice(false, Millis(2500), 500);
+        assert_eq!(
+            cut(&drain(&mut core)),
+            None,
+            "{partials:?}: no cut before the final"
+        );
+        if let Some(text) = last_final {
+            core.on_spoken_final(text, Millis(2700));
+        }
+        run_until(&mut core, 4000);
+        let actions = drain(&mut core);
+        assert_eq!(
+            cut(&actions).is_some(),
+            cuts,
+            "{partials:?} {last_final:?}: {actions:?}"
+        );
+        // (A cut lets the player run again too: the event tells a resume.)
+        let resumed = actions
+            .iter()
+            .any(|action| matches!(action, VoiceAction::Event(VoiceEvent::Resumed { .. })));
+        assert_eq!(resumed, !cuts, "{partials:?} {last_final:?}: {actions:?}");
+        assert!(!core.is_paused());
+    }
 }
 
 #[test]

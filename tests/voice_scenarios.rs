@@ -224,7 +224,11 @@ fn short_partials_and_guarded_speech_starts_are_not_barge_ins() {
         }]
     );
     core.on_speech_start(t(1300));
-    core.on_partial("wait", t(1300)); // confirms the pause (V7)
+    core.on_partial("wait", t(1300)); // a short word: its final confirms the pause (V7)
+    assert!(!drain(&mut core).contains(&VoiceAction::StopPlayback {
+        turn_id: "turn-1".into()
+    }));
+    core.on_spoken_final("wait", t(1400));
     assert!(drain(&mut core).contains(&VoiceAction::StopPlayback {
         turn_id: "turn-1".into()
     }));

@@ -352,7 +352,7 @@ fn the_barge_in_defaults_are_the_measured_ones() {
     core.start();
     speaking_first_of_two(&mut core);
     core.on_speech_start(t(400));
-    core.on_partial("wait", t(400)); // confirms the pause (V7)
+    core.on_partial("wait", t(400)); // would confirm a pause (V7): there is none
     core.on_partial("and", t(700));
     core.on_spoken_final("and it", t(900));
     let actions = drain(&mut core);
@@ -365,7 +365,8 @@ fn the_barge_in_defaults_are_the_measured_ones() {
     );
     // The user, after the guard: a speech start cuts it.
     core.on_speech_start(t(1600));
-    core.on_partial("wait", t(1600)); // confirms the pause (V7)
+    core.on_partial("wait", t(1600));
+    core.on_spoken_final("wait", t(1700)); // confirms the pause (V7)
     assert!(drain(&mut core).contains(&VoiceAction::StopPlayback {
         turn_id: "turn-1".into()
     }));

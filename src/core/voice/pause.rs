@@ -5,7 +5,9 @@
 //! the audio clock where it is, the turn goes on. The pause becomes a barge-in when the
 //! transcriber brings a word that is not a backchannel, a final, or voice that lasts
 //! `confirm_ms`; it resumes, gapless, when nothing confirms within `false_interruption_ms` of
-//! the voice's end, or at once for a final of backchannel words. What the user heard is counted
+//! the voice's end, or at once for a final of backchannel words. A short word while paused
+//! waits for its final: a recognizer's first guess at "uh huh" or "yeah" is often another word
+//! ("uh", "you"); if no final comes by the deadline, the word cuts. What the user heard is counted
 //! on the player's audio clock, which stands still while paused (P3).
 
 use super::{BargeInCause, VoiceAction, VoiceCore, VoiceEvent, VoiceState};
@@ -98,6 +100,7 @@ impl VoiceCore {
         match (self.is_paused(), self.voice_heard()) {
             (false, true) => self.pause_for(PauseCause::Voice, now),
             (true, true) => self.barge_in_and_listen(BargeInCause::Voice, now),
+            (true, false) if self.word_held => self.barge_in_and_listen(BargeInCause::Partial, now),
             (true, false) => self.resume(now),
             (false, false) => {}
         }
@@ -127,6 +130,7 @@ impl VoiceCore {
             return;
         };
         self.paused_at = Some(now);
+        self.word_held = false;
         self.push(VoiceAction::PausePlayback {
             turn_id: turn_id.clone(),
         });
