@@ -89,7 +89,7 @@ fn voice_for_min_speech_ms_pauses_and_a_word_cuts() {
     // "stop", inside the echo guard: paused, a short word waits for its final, which cuts.
     core.on_partial("stop", Millis(1400));
     assert_eq!(cut(&drain(&mut core)), None, "a first guess");
-    assert!(core.on_spoken_final("stop", Millis(1500)) == false);
+    assert!(!core.on_spoken_final("stop", Millis(1500)), "the user's, not the echo");
     let actions = drain(&mut core);
     assert_eq!(cut(&actions), Some(BargeInCause::Final));
     assert!(actions.contains(&VoiceAction::InterruptTurn {
