@@ -86,10 +86,6 @@ pub struct VoiceCore {
     /// When the agent paused the current turn for the user's voice, until the turn is cut or
     /// resumes, or ends (V7).
     paused_at: Option<Millis>,
-    /// While paused, the provider wrote a short word that is no backchannel: a recognizer's first
-    /// guess at a short utterance ("uh" of "uh huh", "you" of "yeah"), so its final decides; at the
-    /// pause's deadline it cuts rather than resumes (V7).
-    word_held: bool,
     /// Which of the provider's words are the user's (V8).
     words: WordGate,
 }
@@ -114,7 +110,6 @@ impl VoiceCore {
             voice_started: None,
             voice_ended_at: None,
             paused_at: None,
-            word_held: false,
             words: WordGate::default(),
         }
     }
@@ -161,8 +156,6 @@ impl VoiceCore {
     /// with too little of the user's after it (V8; the user's words after the agent's are the
     /// turn). Returns whether the final was taken for the echo.
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
-        // The final decides what a held word was.
-        self.word_held = false;
         let began_as_echo = self.words.utterance_ended();
         let users = self.users_words(text, began_as_echo);
         let short = self.is_short(text);
@@ -250,7 +243,6 @@ impl VoiceCore {
         if text.trim().is_empty() {
             // The provider heard nothing yet: the next words begin an utterance.
             self.words.utterance_ended();
-            self.word_held = false;
             return;
         }
         let began_as_echo = self.words.begin_utterance(echo_now);
@@ -265,12 +257,10 @@ impl VoiceCore {
         }
         let backchannel =
             self.state == VoiceState::Speaking && self.config.backchannels.only(&users);
-        // Paused, a word that is not a backchannel confirms the cut (V7), a short one at its final
-        // (its first guess may be a backchannel's first word); else a partial long enough,
-        // outside the echo guard, cuts by itself (V4). (`users` is never blank here.)
-        let long = !self.is_short(&users);
-        self.word_held = self.is_paused() && !backchannel && !long;
-        let confirms = long && (self.is_paused() || !self.in_echo_guard(now));
+        // A partial long enough cuts by itself, paused or outside the echo guard (V4, V7). A
+        // shorter one leaves a pause to its final: a recognizer's first guess at a short utterance
+        // is often another word ("uh" of "uh huh", "you" of "yeah"). (`users` is never blank.)
+        let confirms = !self.is_short(&users) && (self.is_paused() || !self.in_echo_guard(now));
         if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }

@@ -3,11 +3,12 @@
 //! While a turn thinks or speaks, voice the page's detector hears for `min_speech_ms` (or the
 //! provider's speech start, a hint outside the echo guard) pauses the agent: the player stops
 //! the audio clock where it is, the turn goes on. The pause becomes a barge-in when the
-//! transcriber brings a word that is not a backchannel, a final, or voice that lasts
-//! `confirm_ms`; it resumes, gapless, when nothing confirms within `false_interruption_ms` of
-//! the voice's end, or at once for a final of backchannel words. A short word while paused
-//! waits for its final: a recognizer's first guess at "uh huh" or "yeah" is often another word
-//! ("uh", "you"); if no final comes by the deadline, the word cuts. What the user heard is counted
+//! transcriber brings a final that is not only backchannels, a partial of such words as long as
+//! `min_partial_chars`, or voice that lasts `confirm_ms`; it resumes, gapless, when nothing
+//! confirms within `false_interruption_ms` of the voice's end, or at once for a final of
+//! backchannel words. A shorter partial does not confirm: a recognizer's first guess at "uh huh"
+//! or "yeah" is often another word ("uh", "you"), and a word it never makes final (a guess at a
+//! leak of the agent's echo) was not said. What the user heard is counted
 //! on the player's audio clock, which stands still while paused (P3).
 
 use super::{BargeInCause, VoiceAction, VoiceCore, VoiceEvent, VoiceState};
@@ -100,7 +101,6 @@ impl VoiceCore {
         match (self.is_paused(), self.voice_heard()) {
             (false, true) => self.pause_for(PauseCause::Voice, now),
             (true, true) => self.barge_in_and_listen(BargeInCause::Voice, now),
-            (true, false) if self.word_held => self.barge_in_and_listen(BargeInCause::Partial, now),
             (true, false) => self.resume(now),
             (false, false) => {}
         }
@@ -130,7 +130,6 @@ impl VoiceCore {
             return;
         };
         self.paused_at = Some(now);
-        self.word_held = false;
         self.push(VoiceAction::PausePlayback {
             turn_id: turn_id.clone(),
         });
