@@ -315,7 +315,9 @@ impl VoiceCore {
     /// V4: within `echo_guard_ms` of each playback start (the agent starts sounding after
     /// silence), what the microphone hears while the agent speaks is taken for its own echo.
     fn in_echo_guard(&self, now: Millis) -> bool {
-        self.state == VoiceState::Speaking
+        // Paused, the agent is silent: what the microphone hears is the user's (V7).
+        !self.is_paused()
+            && self.state == VoiceState::Speaking
             && self
                 .playback_started_at
                 .is_some_and(|at| now < at.after(self.config.echo_guard_ms))
