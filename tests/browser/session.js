@@ -640,7 +640,8 @@ const scenarios = {
       const speech = tts(devstack);
       const events = recorder();
       const seen = observer();
-      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, ...seen });
+      const bargeIn = { minPartialChars: 5 }; // the partial "utterance" confirms a pause (V7)
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, bargeIn, ...events, ...seen });
       await session.start({ microphone: false });
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
@@ -772,7 +773,9 @@ const scenarios = {
       const speech = tts(devstack);
       const events = recorder();
       const onEvent = (event) => { if (event.type === "paused") events.log.paused = event; };
-      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, ...events, onEvent });
+      // The mock's partial "utterance" is long enough to confirm a pause by itself (V7).
+      const bargeIn = { minPartialChars: 5 };
+      const session = make({ routes: [llm], recoveryText: RECOVERY, provision: app.provision, synthesize: speech.synthesize, audioContext: context, bargeIn, ...events, onEvent });
       await session.start({ microphone: false });
       speak(session, FRAMES_PER_UTTERANCE);
       await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");

@@ -257,10 +257,11 @@ impl VoiceCore {
         }
         let backchannel =
             self.state == VoiceState::Speaking && self.config.backchannels.only(&users);
-        // A partial long enough cuts by itself, paused or outside the echo guard (V4, V7). A
-        // shorter one leaves a pause to its final: a recognizer's first guess at a short utterance
-        // is often another word ("uh" of "uh huh", "you" of "yeah"). (`users` is never blank.)
-        let confirms = !self.is_short(&users) && (self.is_paused() || !self.in_echo_guard(now));
+        // A partial long enough cuts by itself outside the echo guard, which a pause ends (V4,
+        // V7). A shorter one leaves a pause to its final: a recognizer's first guess at a short
+        // utterance is often another word ("uh" of "uh huh", "you" of "yeah"). (`users` is never
+        // blank.)
+        let confirms = !self.is_short(&users) && !self.in_echo_guard(now);
         if confirms && !backchannel {
             self.barge_in_and_listen(BargeInCause::Partial, now);
         }
