@@ -11,7 +11,7 @@
 use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::core::voice::vad::level_db;
 use crate::web::convert::{range_error, type_error};
-use crate::web::glue::settle_quietly;
+use crate::web::glue::{self, settle_quietly};
 use crate::web::id_map::IdMap;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -217,7 +217,7 @@ impl AudioOut {
             }
         };
         let weak = self.weak.clone();
-        let done = wasm_bindgen_futures::future_to_promise(async move {
+        let done = glue::promise(async move {
             let decoded = JsFuture::from(decoding).await;
             let Some(engine) = weak.upgrade() else {
                 return Ok(JsValue::UNDEFINED);
@@ -378,7 +378,7 @@ impl AudioOut {
         }
         let resumed = self.context.resume();
         let weak = self.weak.clone();
-        wasm_bindgen_futures::future_to_promise(async move {
+        glue::promise(async move {
             JsFuture::from(resumed?).await?;
             if let Some(engine) = weak.upgrade() {
                 engine.flush();
@@ -530,7 +530,7 @@ impl AudioOut {
         let started_at = self.context.current_time();
         let weak = self.weak.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            let _ = JsFuture::from(crate::web::glue::delay(STALL_CHECK_MS)).await;
+            let _ = JsFuture::from(glue::delay(STALL_CHECK_MS)).await;
             let Some(engine) = weak.upgrade() else { return };
             let running = engine.context.state() == AudioContextState::Running;
             if running && engine.context.current_time() <= started_at {

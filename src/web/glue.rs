@@ -98,6 +98,19 @@ pub(crate) fn delay(ms: i32) -> js_sys::Promise {
     )
 }
 
+/// A promise for a future's outcome. `future_to_promise` is generic: each future type would get its
+/// own copy of its executor closure and wrapper, so every caller shares the boxed one.
+#[cfg(feature = "transcriber")]
+pub(crate) fn promise(
+    future: impl core::future::Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> Promise {
+    use alloc::boxed::Box;
+    use core::future::Future;
+    use core::pin::Pin;
+    let future: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(future);
+    wasm_bindgen_futures::future_to_promise(future)
+}
+
 /// Lets a browser promise settle without an unhandled rejection (a `resume()`, `suspend()` or
 /// `close()` whose outcome changes nothing here, and which rejects once its context is closed).
 #[cfg(any(feature = "voice", feature = "transcriber"))]

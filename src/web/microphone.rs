@@ -11,7 +11,7 @@
 //! itself (a stream the app passed in stays the app's to stop). Every failure on the way drops
 //! what was built so far, and with it releases the microphone.
 
-use crate::web::glue::settle_quietly;
+use crate::web::glue::{promise, settle_quietly};
 use crate::web::js_object::JsObject;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use js_sys::{Array, ArrayBuffer, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
+use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{
     AudioContext, AudioContextOptions, AudioContextState, AudioWorkletNode,
     AudioWorkletNodeOptions, Blob, BlobPropertyBag, MediaDevices, MediaStream,
@@ -95,7 +95,7 @@ pub(crate) fn start(
     on_blocked: impl FnOnce(&JsValue) + 'static,
     lost: LostHandlers,
 ) -> Promise {
-    future_to_promise(async move {
+    promise(async move {
         let capture = capture(stream, sample_rate, &worklet, on_frame, on_blocked, lost).await?;
         // Dropping `capture` on the error path releases it.
         adopt(capture)?;

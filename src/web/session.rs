@@ -18,6 +18,7 @@ use crate::web::callbacks::{AppCallbacks, Args};
 use crate::web::controller::{ladder_io, AnyLadderHost, LadderIo};
 use crate::web::convert::{range_error, type_error};
 use crate::web::driver::{self, Driver, Handle, Machine};
+use crate::web::glue::promise;
 use crate::web::transcriber::options::parse_microphone_args;
 use crate::web::transcriber::{push_audio, stats_object, TranscriberIo};
 use alloc::borrow::ToOwned;
@@ -28,7 +29,7 @@ use core::cell::{Cell, RefCell};
 use js_sys::{Function, Promise, Reflect};
 use options::{parse_session_options, SessionCallbacks};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::DomException;
 
 mod events;
@@ -207,7 +208,7 @@ impl VoiceSession {
                 });
             })
         });
-        future_to_promise(async move {
+        promise(async move {
             if let Some(connected) = connected {
                 JsFuture::from(connected).await?;
                 let stream = match microphone {

@@ -8,7 +8,7 @@ use crate::web::js_object::JsObject;
 use alloc::string::String;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{RequestInit, Response};
 
 /// The provisioner function: `({ signal }) => Promise<{ id, url }>`. Its body, PCM16 mono 16 kHz
@@ -29,7 +29,7 @@ pub(super) fn make(api_key: String, api_url: &str, config: &JsValue) -> Result<F
     let body = JsValue::from(js_sys::JSON::stringify(&body)?);
     let provision = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |request: JsValue| {
         let (endpoint, api_key, body) = (endpoint.clone(), api_key.clone(), body.clone());
-        future_to_promise(async move { post(&endpoint, &api_key, &body, &request).await }).into()
+        glue::promise(async move { post(&endpoint, &api_key, &body, &request).await }).into()
     });
     // Lives as long as the app holds the function.
     Ok(provision.into_js_value().unchecked_into())
