@@ -73,6 +73,11 @@ fn main() -> io::Result<()> {
         "\n/// The protocol of a transcriber whose options name none.\npub const DEFAULT: &Profile = &{default}::PROFILE;"
     );
     fs::write(out.join("protocols.rs"), code)?;
+    // Gladia's development-only `gladiaProvisioner` goes with Gladia's protocol.
+    println!("cargo::rustc-check-cfg=cfg(turnguard_gladia)");
+    if listed.iter().any(|(module, _)| module == "gladia") {
+        println!("cargo::rustc-cfg=turnguard_gladia");
+    }
 
     let names: Vec<String> = listed
         .iter()

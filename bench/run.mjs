@@ -30,16 +30,21 @@ function sizes() {
 }
 
 /**
- * What a page that speaks one provider loads: the `turnguard` entry built with
- * TURNGUARD_PROTOCOLS=deepgram (docs/setup.md, "A build for fewer providers"). Skipped in tiny
- * mode (it is one more release build).
+ * What a page that speaks one provider loads: the `turnguard` entry (the voice session) and the
+ * `turnguard/transcriber` entry (live speech-to-text alone) built with TURNGUARD_PROTOCOLS=deepgram
+ * (docs/setup.md, "A build for fewer providers"). Skipped in tiny mode (two more release builds).
  */
 function oneProviderSize() {
   if (tiny) return null;
-  const dir = path.join(root, "target/custom/deepgram/");
-  execFileSync("bash", ["scripts/build.sh", "--main-only", "target/custom/deepgram"], { cwd: root, stdio: "inherit", env: { ...process.env, TURNGUARD_PROTOCOLS: "deepgram" } });
-  const { wasm, js, total } = entrySize("", new URL(`file://${dir}`));
-  return { protocols: ["deepgram"], wasmGz: wasm, jsGz: js, totalGz: total };
+  const build = (dir, feature) => {
+    execFileSync("bash", ["scripts/build.sh", "--main-only", dir, feature], { cwd: root, stdio: "inherit", env: { ...process.env, TURNGUARD_PROTOCOLS: "deepgram" } });
+    const { wasm, js, total } = entrySize("", new URL(`file://${path.join(root, dir)}/`));
+    return { protocols: ["deepgram"], wasmGz: wasm, jsGz: js, totalGz: total };
+  };
+  return {
+    turnguard: build("target/custom/deepgram", "voice"),
+    "turnguard/transcriber": build("target/custom/deepgram-transcriber", "transcriber"),
+  };
 }
 
 /**
@@ -169,11 +174,14 @@ const rows = [
     `${kib(r.size["turnguard/transcriber"].wasmGz)} / ${kib(r.size["turnguard/transcriber"].jsGz)} / ${kib(r.size["turnguard/transcriber"].totalGz)}`,
     Object.entries(r.sdkSize).map(([name, bytes]) => `${name}: ${kib(bytes)}`).join("; ") || "—",
   ],
-  [
-    "size, a Deepgram-only page (TURNGUARD_PROTOCOLS=deepgram): wasm / JS / total, gzipped",
-    r.oneProvider ? `${kib(r.oneProvider.wasmGz)} / ${kib(r.oneProvider.jsGz)} / ${kib(r.oneProvider.totalGz)}` : "— (not in tiny mode)",
-    r.oneProvider ? `${kib(r.size.turnguard.totalGz - r.oneProvider.totalGz)} less than every protocol` : "—",
-  ],
+  ...["turnguard", "turnguard/transcriber"].map((entry) => {
+    const one = r.oneProvider?.[entry];
+    return [
+      `size, ${entry} for a Deepgram-only page (TURNGUARD_PROTOCOLS=deepgram): wasm / JS / total, gzipped`,
+      one ? `${kib(one.wasmGz)} / ${kib(one.jsGz)} / ${kib(one.totalGz)}` : "— (not in tiny mode)",
+      one ? `${kib(r.size[entry].totalGz - one.totalGz)} less than every protocol; target ≤ 60 KiB` : "—",
+    ];
+  }),
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
 ];
 for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.settings.inFlight} in flight`]]) {

@@ -30,10 +30,11 @@ build_entry() {
     "${features[@]}" "$sizes" -o "$out/turnguard_bg.wasm"
 }
 
-# `build.sh --main-only DIR`: the `turnguard` entry alone into DIR, no package (the bench's
-# custom build of one provider: TURNGUARD_PROTOCOLS=deepgram bash scripts/build.sh --main-only …).
+# `build.sh --main-only DIR [FEATURE]`: one entry alone into DIR, no package: `turnguard` (the
+# `voice` feature, the default), or `transcriber` or `controller` (the bench's custom builds of
+# one provider: TURNGUARD_PROTOCOLS=deepgram bash scripts/build.sh --main-only … transcriber).
 if [ "${1:-}" = --main-only ]; then
-  build_entry "${2:?--main-only needs a directory}" --no-default-features --features voice
+  build_entry "${2:?--main-only needs a directory}" --no-default-features --features "${3:-voice}"
   node scripts/package.mjs --entry "$2"
   exit 0
 fi

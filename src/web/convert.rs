@@ -87,6 +87,11 @@ impl<'a> Fields<'a> {
     }
 
     /// A required, non-empty string.
+    // The transcriber alone reads one only for Gladia's development provisioner.
+    #[cfg_attr(
+        all(not(feature = "controller"), not(turnguard_gladia)),
+        allow(dead_code)
+    )]
     pub(crate) fn string(&self, key: &str) -> Result<String, JsValue> {
         match self.get(key)?.as_string() {
             Some(value) if !value.is_empty() => Ok(value),

@@ -55,5 +55,7 @@ pub use policy::ReconnectPolicy;
 pub use routes::{open_ai_compatible_route, ChatStreamDecoder};
 #[cfg(feature = "voice")]
 pub use session::VoiceSession;
+#[cfg(all(feature = "transcriber", turnguard_gladia))]
+pub use transcriber::gladia_provisioner;
 #[cfg(feature = "transcriber")]
-pub use transcriber::{gladia_provisioner, LiveTranscriber};
+pub use transcriber::LiveTranscriber;

@@ -15,6 +15,7 @@
 use alloc::borrow::ToOwned;
 use alloc::string::String;
 mod capture;
+#[cfg(turnguard_gladia)]
 mod dev_provisioner;
 mod errors;
 pub(crate) mod io;
@@ -24,8 +25,9 @@ mod provision;
 mod socket;
 
 pub(crate) use capture::push_audio;
+#[cfg(turnguard_gladia)]
+pub use dev_provisioner::gladia_provisioner;
 pub(crate) use io::{AnyTranscriberHost, TranscriberHost, TranscriberIo};
-pub use options::gladia_provisioner;
 
 use crate::core::stt::transcriber::{Action, State, Stats, Transcriber};
 use crate::core::time::Millis;

@@ -16,16 +16,23 @@ pub const DEFAULT_SAMPLE_RATE: u32 = 16_000;
 /// Bytes per PCM16 sample.
 pub const BYTES_PER_SAMPLE: u64 = 2;
 
-/// Bytes of PCM16 mono audio that last `ms` milliseconds at `sample_rate`, saturating.
+/// Bytes of PCM16 mono audio that last `ms` milliseconds at `sample_rate`, saturating. Whole
+/// seconds and the rest apart, so the arithmetic stays in `u64` and exact (a `u128` division
+/// brings in a kilobyte of 128-bit division code).
 pub fn pcm_bytes_for_ms(ms: u64, sample_rate: u32) -> u64 {
-    let samples = u128::from(ms) * u128::from(sample_rate) / 1_000;
-    u64::try_from(samples * u128::from(BYTES_PER_SAMPLE)).unwrap_or(u64::MAX)
+    let rate = u64::from(sample_rate);
+    let samples = (ms / 1_000)
+        .saturating_mul(rate)
+        .saturating_add(ms % 1_000 * rate / 1_000);
+    samples.saturating_mul(BYTES_PER_SAMPLE)
 }
 
-/// Milliseconds that `bytes` of PCM16 mono audio last at `sample_rate`, rounded down.
+/// Milliseconds that `bytes` of PCM16 mono audio last at `sample_rate`, rounded down, saturating.
 pub fn pcm_ms_for_bytes(bytes: u64, sample_rate: u32) -> u64 {
-    let per_second = u128::from(sample_rate) * u128::from(BYTES_PER_SAMPLE);
-    u64::try_from(u128::from(bytes) * 1_000 / per_second.max(1)).unwrap_or(u64::MAX)
+    let per_second = (u64::from(sample_rate) * BYTES_PER_SAMPLE).max(1);
+    (bytes / per_second)
+        .saturating_mul(1_000)
+        .saturating_add(bytes % per_second * 1_000 / per_second)
 }
 
 /// What one close of the socket means to the reconnect policy (R2).
@@ -309,7 +316,57 @@ pub fn base64(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{base64, merged_object};
+    use super::{base64, merged_object, pcm_bytes_for_ms, pcm_ms_for_bytes};
+
+    /// The conversions in `u64` agree with the exact ones in `u128`, saturation included.
+    #[test]
+    fn pcm_conversions_are_exact_and_saturate() {
+        let exact_bytes = |ms: u64, rate: u32| {
+            let bytes = u128::from(ms) * u128::from(rate) / 1_000 * 2;
+            u64::try_from(bytes).unwrap_or(u64::MAX)
+        };
+        let exact_ms = |bytes: u64, rate: u32| {
+            let ms = u128::from(bytes) * 1_000 / (u128::from(rate) * 2).max(1);
+            u64::try_from(ms).unwrap_or(u64::MAX)
+        };
+        let values = [
+            0,
+            1,
+            7,
+            999,
+            1_000,
+            1_001,
+            20_123,
+            86_400_000,
+            1 << 40,
+            u64::MAX / 3,
+        ];
+        let rates = [
+            0,
+            1,
+            8_000,
+            16_000,
+            22_050,
+            24_000,
+            44_100,
+            48_000,
+            u32::MAX,
+        ];
+        for &value in values.iter().chain([u64::MAX - 1, u64::MAX].iter()) {
+            for &rate in &rates {
+                assert_eq!(
+                    pcm_bytes_for_ms(value, rate),
+                    exact_bytes(value, rate),
+                    "{value} ms at {rate}"
+                );
+                assert_eq!(
+                    pcm_ms_for_bytes(value, rate),
+                    exact_ms(value, rate),
+                    "{value} B at {rate}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn merges_objects() {

@@ -1,20 +1,57 @@
-//! **Development only.** The `provision()` behind `gladiaProvisioner`: `POST {apiUrl}/v2/live`
+//! **Development only.** `gladiaProvisioner`, a `provision()` that calls `POST {apiUrl}/v2/live`
 //! from the page with the key (anyone who opens the page can read it), through the global
-//! `fetch` with the transcriber's `AbortSignal`.
+//! `fetch` with the transcriber's `AbortSignal`. Built only where Gladia's protocol is (a custom
+//! build without it leaves this out: docs/setup.md, "A build for fewer providers").
 
 use crate::core::text::decimal;
+use crate::web::convert::{type_error, Fields};
 use crate::web::glue;
 use crate::web::js_object::JsObject;
+use alloc::borrow::ToOwned;
 use alloc::string::String;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{RequestInit, Response};
 
+/// **Development only.** A `provision()` that calls Gladia's `POST {apiUrl}/v2/live` from the
+/// page with `apiKey`: anyone who opens the page can read the key. In production `provision()`
+/// calls your own backend, which holds the key (L1). `config` is merged over PCM16 mono 16 kHz.
+#[wasm_bindgen(js_name = gladiaProvisioner, unchecked_return_type = "Provisioner")]
+pub fn gladia_provisioner(
+    #[wasm_bindgen(unchecked_param_type = "GladiaProvisionerOptions")] options: JsValue,
+) -> Result<Function, JsValue> {
+    let fields = Fields::of(&options, "options")?;
+    let api_key = fields.string("apiKey")?;
+    let api_url = if fields.get("apiUrl")?.is_undefined() {
+        "https://api.gladia.io".to_owned()
+    } else {
+        fields.string("apiUrl")?
+    };
+    let config = fields.get("config")?;
+    if !config.is_undefined() && !config.is_object() {
+        return Err(type_error("options.config must be an object"));
+    }
+    make(api_key, &api_url, &config)
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const GLADIA_PROVISIONER_TYPES: &str = r#"
+/** Options of the development-only `gladiaProvisioner`. */
+export interface GladiaProvisionerOptions {
+  /** A Gladia key: it is readable by anyone who opens the page. Never ship this. */
+  apiKey: string;
+  /** Default "https://api.gladia.io". */
+  apiUrl?: string;
+  /** The `POST /v2/live` body, merged over `{ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }`. */
+  config?: Record<string, unknown>;
+}
+"#;
+
 /// The provisioner function: `({ signal }) => Promise<{ id, url }>`. Its body, PCM16 mono 16 kHz
 /// with `config` merged over it, is serialized once, here; a `config` whose getters throw is
 /// this call's error.
-pub(super) fn make(api_key: String, api_url: &str, config: &JsValue) -> Result<Function, JsValue> {
+fn make(api_key: String, api_url: &str, config: &JsValue) -> Result<Function, JsValue> {
     let endpoint = [api_url.trim_end_matches('/'), "/v2/live"].concat();
     let body: Object = JsObject::new()
         .set("encoding", "wav/pcm")

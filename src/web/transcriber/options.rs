@@ -1,5 +1,5 @@
-//! `LiveTranscriber` options, the development-only `gladiaProvisioner`, and their TypeScript
-//! types. Every bad value throws a `TypeError`/`RangeError` naming the field.
+//! `LiveTranscriber` options and their TypeScript types. Every bad value throws a
+//! `TypeError`/`RangeError` naming the field.
 
 use crate::core::stt::reconnect::ReconnectConfig;
 use crate::core::stt::transcriber::TranscriberConfig;
@@ -141,27 +141,6 @@ fn parse_policy(policy: &JsValue) -> Result<ReconnectConfig, JsValue> {
             replace_all(message, "options", "options.policy")
         })
     })
-}
-
-/// **Development only.** A `provision()` that calls Gladia's `POST {apiUrl}/v2/live` from the
-/// page with `apiKey`: anyone who opens the page can read the key. In production `provision()`
-/// calls your own backend, which holds the key (L1). `config` is merged over PCM16 mono 16 kHz.
-#[wasm_bindgen(js_name = gladiaProvisioner, unchecked_return_type = "Provisioner")]
-pub fn gladia_provisioner(
-    #[wasm_bindgen(unchecked_param_type = "GladiaProvisionerOptions")] options: JsValue,
-) -> Result<Function, JsValue> {
-    let fields = Fields::of(&options, "options")?;
-    let api_key = fields.string("apiKey")?;
-    let api_url = if fields.get("apiUrl")?.is_undefined() {
-        "https://api.gladia.io".to_owned()
-    } else {
-        fields.string("apiUrl")?
-    };
-    let config = fields.get("config")?;
-    if !config.is_undefined() && !config.is_object() {
-        return Err(type_error("options.config must be an object"));
-    }
-    super::dev_provisioner::make(api_key, &api_url, &config)
 }
 
 /// `TranscriberProtocol`, the union of every protocol's name, made by `build.rs` from the list.
@@ -365,15 +344,5 @@ export interface TranscriberStats {
   malformedMessages: number;
   /** Server messages of an unknown `type`. */
   unknownMessages: number;
-}
-
-/** Options of the development-only `gladiaProvisioner`. */
-export interface GladiaProvisionerOptions {
-  /** A Gladia key: it is readable by anyone who opens the page. Never ship this. */
-  apiKey: string;
-  /** Default "https://api.gladia.io". */
-  apiUrl?: string;
-  /** The `POST /v2/live` body, merged over `{ encoding: "wav/pcm", sample_rate: 16000, bit_depth: 16, channels: 1 }`. */
-  config?: Record<string, unknown>;
 }
 "#;

@@ -459,11 +459,10 @@ impl AudioBuffer {
         if self.dropped_unreported == 0 {
             return;
         }
-        let bytes_per_second = pcm_bytes_for_ms(1_000, self.sample_rate).max(1);
-        let ms = u128::from(self.dropped_bytes_unreported) * 1_000 / u128::from(bytes_per_second);
+        let ms = pcm_ms_for_bytes(self.dropped_bytes_unreported, self.sample_rate);
         actions.push_back(Action::Error(TranscriberError::AudioDropped {
             frames: self.dropped_unreported,
-            ms: u64::try_from(ms).unwrap_or(u64::MAX),
+            ms,
             total_frames: self.counts.dropped,
         }));
         self.dropped_unreported = 0;
