@@ -1,5 +1,5 @@
-// The voice rows of `npm run bench`: barge-in latency (from `speech_start` reaching the page to
-// the output source stopped) over 20 barge-ins of a VoiceSession against the dev stack's mock
+// The voice rows of `npm run bench`: barge-in latency (from the provider's message that cut
+// reaching the page to the output source stopped) over 20 barge-ins of a VoiceSession against the dev stack's mock
 // STT, and SpeechPlayer's heard milliseconds (read from the audio clock) against the frames that
 // really rendered, counted by an AudioWorklet on its output (beside what a wall-clock estimate
 // would have said). Ratios and spreads only; nothing asserts a time.
@@ -99,7 +99,7 @@ export async function runVoiceBench(page, stackUrl, { tiny, baseline }) {
       cutHeard: { runs: cutHeard.errors.length, meanWords: cutHeard.errors.reduce((a, b) => a + b, 0) / Math.max(1, cutHeard.errors.length), maxWords: Math.max(...cutHeard.errors), overReports: cutHeard.overReports },
     },
     preemptive,
-    bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), quantumMs: bargeIn.quantumMs },
+    bargeIn: { count: bargeIn.latencies.length, medianMs: median(bargeIn.latencies), maxMs: Math.max(...bargeIn.latencies), triggers: bargeIn.triggers, quantumMs: bargeIn.quantumMs },
     heard: {
       runs: heard.audioErrors.length,
       audioClock: { medianMs: median(heard.audioErrors), maxMs: Math.max(...heard.audioErrors) },
@@ -172,7 +172,7 @@ export function voiceRows(voice) {
     ...(o.before
       ? [[`voice-to-voice overhead, turnguard / the baseline build (${o.turns} / ${o.before.turns} turns, interleaved rounds), median / p95`, mp(o.own), `${mp(o.before.own)} the baseline (BENCH_BASELINE)`]]
       : []),
-    [`barge-in: speech_start at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
+    [`barge-in: the provider's message that cut at the page → source stopped (${b.count} barge-ins)`, `median ${ms(b.medianMs)}, max ${ms(b.maxMs)}`, `the messages that cut: ${Object.entries(b.triggers ?? {}).map(([type, n]) => `${type} ${n}`).join(", ")}; silent one render quantum (${ms(b.quantumMs)}) later on the audio clock`],
     [`heard ms vs the audio that rendered (${h.runs} stops): absolute error`, `median ${ms(h.audioClock.medianMs)}, max ${ms(h.audioClock.maxMs)}`, `a wall-clock estimate: median ${ms(h.wallClock.medianMs)}, max ${ms(h.wallClock.maxMs)}`],
   ];
 }

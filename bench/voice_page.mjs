@@ -38,15 +38,21 @@ function sourceCalls() {
   return { starts, stops, restore: () => Object.assign(proto, { start, stop }) };
 }
 
-/** Notes when each `speech_start` message reaches the page, before any handler of the app's. */
-function speechStartArrivals() {
+/**
+ * Notes when each server message of the live STT socket reaches the page, with its `type`, before
+ * any handler of the app's: the barge-in is timed from the last one before the stop, the message
+ * that cut.
+ */
+function serverMessages() {
   const Native = window.WebSocket;
   const arrivals = [];
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener("message", (event) => {
-        if (typeof event.data === "string" && event.data.includes('"type":"speech_start"')) arrivals.push(performance.now());
+        if (typeof event.data !== "string") return;
+        const type = /"type":"([a-z_]+)"/.exec(event.data)?.[1] ?? "other";
+        if (type !== "audio_chunk") arrivals.push({ type, at: performance.now() });
       });
     }
   };
@@ -58,7 +64,7 @@ export async function bargeInLatency(devstack, bargeIns) {
   const context = new AudioContext();
   await context.resume();
   const calls = sourceCalls();
-  const sockets = speechStartArrivals();
+  const sockets = serverMessages();
   let session;
   try {
     const states = [];
@@ -77,18 +83,22 @@ export async function bargeInLatency(devstack, bargeIns) {
       for (let i = 0; i < frames; i += 1) session.sendAudio(new Int16Array(320));
     };
     const latencies = [];
+    const triggers = {};
     speak(FRAMES_PER_UTTERANCE); // the first question
     for (let n = 0; n < bargeIns; n += 1) {
       await until(() => session.state === "speaking", 5000, "speaking");
       await sleep(150);
       const stopsBefore = calls.stops.length;
-      const arrivalsBefore = sockets.arrivals.length;
-      speak(FRAMES_PER_UTTERANCE); // talks over the answer: speech_start, then the next final
-      await until(() => calls.stops.length > stopsBefore && sockets.arrivals.length > arrivalsBefore, 5000, "the barge-in");
-      latencies.push(calls.stops[stopsBefore].wall - sockets.arrivals[arrivalsBefore]);
+      speak(FRAMES_PER_UTTERANCE); // talks over the answer: speech_start, a partial, then the final
+      await until(() => calls.stops.length > stopsBefore, 5000, "the barge-in");
+      const stoppedAt = calls.stops[stopsBefore].wall;
+      const cut = sockets.arrivals.findLast(({ at }) => at <= stoppedAt);
+      if (!cut) throw new Error("bench: the output stopped before any server message");
+      latencies.push(stoppedAt - cut.at);
+      triggers[cut.type] = (triggers[cut.type] ?? 0) + 1;
     }
     const quantumMs = (128 / context.sampleRate) * 1000;
-    return { latencies, quantumMs };
+    return { latencies, triggers, quantumMs };
   } finally {
     await session?.stop();
     session?.free();

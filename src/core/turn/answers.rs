@@ -139,6 +139,7 @@ impl TurnLadder {
     fn turn_running(&self, request_id: &AttemptId) -> Option<&ActiveTurn> {
         self.active
             .get(request_id.turn_id())
+            .map(|turn| &**turn)
             .filter(|turn| request_id.belongs_to(&turn.id))
     }
 }

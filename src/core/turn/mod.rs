@@ -35,6 +35,7 @@ use crate::core::turn::budget::{RetryBudget, SessionBudget};
 use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
 use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
@@ -107,8 +108,10 @@ impl ActiveTurn {
 #[derive(Debug)]
 pub struct TurnLadder {
     config: TurnConfig,
-    /// Running turns.
-    active: SortedMap<Rc<str>, ActiveTurn>,
+    /// Running turns, boxed: the map's vector moves entries on every insert and removal, and
+    /// a turn is a few hundred bytes (with hundreds in flight, moving them cost a third of a
+    /// turn's time; performance.md, "A turn's cost").
+    active: SortedMap<Rc<str>, Box<ActiveTurn>>,
     /// Settled records kept for `turn` and for idempotent starts.
     /// Shared with the `Settled` action that hands the record to the shell: no copy per turn.
     settled: SortedMap<Rc<str>, Rc<TurnRecord>>,
@@ -271,7 +274,7 @@ impl TurnLadder {
         let id: Rc<str> = Rc::from(turn_id);
         self.active.insert(
             Rc::clone(&id),
-            ActiveTurn {
+            Box::new(ActiveTurn {
                 id,
                 record,
                 attempt_deadline: None,
@@ -279,7 +282,7 @@ impl TurnLadder {
                 seq: self.next_seq,
                 scheduled: None,
                 pending: None,
-            },
+            }),
         );
         self.next_seq = self.next_seq.wrapping_add(1);
         self.event(|| Event::TurnStarted {
@@ -441,7 +444,9 @@ impl TurnLadder {
 
 /// Whether a filing in `wakeups` is its turn's current one: the turn still runs and is filed
 /// under that time.
-fn is_filed(active: &SortedMap<Rc<str>, ActiveTurn>) -> impl Fn(&str, u64, Millis) -> bool + '_ {
+fn is_filed(
+    active: &SortedMap<Rc<str>, Box<ActiveTurn>>,
+) -> impl Fn(&str, u64, Millis) -> bool + '_ {
     move |turn_id, seq, at| {
         active
             .get(turn_id)

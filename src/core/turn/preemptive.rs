@@ -397,7 +397,10 @@ impl TurnLadder {
 
     /// Discards the running preemptive attempt of a pending turn, if any.
     fn discard_running(&mut self, turn_id: &str, reason: DiscardReason, now: Millis) {
-        let running = self.active.get(turn_id).is_some_and(preemptive_running);
+        let running = self
+            .active
+            .get(turn_id)
+            .is_some_and(|turn| preemptive_running(turn));
         if running {
             self.discard_attempt(turn_id, reason, now);
             if let Some(pending) = self
@@ -415,7 +418,7 @@ impl TurnLadder {
         let error = self
             .active
             .get_mut(turn_id)
-            .and_then(ActiveTurn::running_attempt)
+            .and_then(|turn| turn.running_attempt())
             .and_then(|attempt| attempt.error);
         let Some(request_id) = self.finish_attempt(turn_id, AttemptResult::Discarded, error, now)
         else {

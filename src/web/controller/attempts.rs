@@ -4,6 +4,7 @@
 use crate::core::sorted_map::SortedMap;
 use crate::core::turn::AttemptId;
 use crate::web::report::TurnStrings;
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -29,7 +30,8 @@ pub(super) struct TurnIo {
 
 #[derive(Default)]
 pub(super) struct Io {
-    pub(super) turns: SortedMap<String, TurnIo>,
+    /// Boxed, as the ladder's turns: the map moves its entries on insert and removal.
+    pub(super) turns: SortedMap<String, Box<TurnIo>>,
     pub(super) attempts: SortedMap<u32, AttemptIo>,
     /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
     pub(super) ended: VecDeque<u32>,

@@ -13,6 +13,7 @@ use crate::web::controller_options::JsRoute;
 use crate::web::driver::Host;
 use crate::web::glue;
 use crate::web::report::{event_to_js, record_to_js, TurnStrings};
+use alloc::boxed::Box;
 use alloc::rc::Weak;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -222,10 +223,10 @@ impl LadderIo {
     pub(crate) fn open_turn(&self, turn_id: String, turn_js: JsValue, input_js: JsValue) {
         self.io.borrow_mut().turns.insert(
             turn_id,
-            TurnIo {
+            Box::new(TurnIo {
                 strings: TurnStrings::new(turn_js, input_js),
                 live: Vec::new(),
-            },
+            }),
         );
     }
 
