@@ -1,8 +1,8 @@
 // The voice rows of `npm run bench`: barge-in latency (from the provider's message that cut
-// reaching the page to the output source stopped) over 20 barge-ins of a VoiceSession against the dev stack's mock
-// STT, and SpeechPlayer's heard milliseconds (read from the audio clock) against the frames that
-// really rendered, counted by an AudioWorklet on its output (beside what a wall-clock estimate
-// would have said). Ratios and spreads only; nothing asserts a time.
+// reaching the page to the output source stopped) over 20 barge-ins of a VoiceSession against
+// the dev stack's mock STT, and SpeechPlayer's heard milliseconds (read from the audio clock)
+// against the frames that really rendered, counted by an AudioWorklet on its output (beside what
+// a wall-clock estimate would have said). Ratios and spreads only; nothing asserts a time.
 
 import { runModule } from "../tests/e2e/harness.mjs";
 

@@ -58,13 +58,20 @@ impl<K, V> Default for SortedMap<K, V> {
 }
 
 impl<K: Ord + KeyHash, V> SortedMap<K, V> {
-    /// Where `key` is (`Ok`) or would go (`Err`). A loop of its own rather than
-    /// `binary_search_by`: at `opt-level = "z"` its comparison closure stays a call per probe.
+    /// Where `key` is (`Ok`) or would go (`Err`).
     fn find<Q: Ord + KeyHash + ?Sized>(&self, key: &Q) -> Result<usize, usize>
     where
         K: Borrow<Q>,
     {
-        let hash = key.key_hash();
+        self.find_hashed(key.key_hash(), key)
+    }
+
+    /// [`find`](Self::find) with `key`'s hash already known. A loop of its own rather than
+    /// `binary_search_by`: at `opt-level = "z"` its comparison closure stays a call per probe.
+    fn find_hashed<Q: Ord + ?Sized>(&self, hash: u32, key: &Q) -> Result<usize, usize>
+    where
+        K: Borrow<Q>,
+    {
         let (mut low, mut high) = (0, self.entries.len());
         while low < high {
             let middle = low + (high - low) / 2;
@@ -86,13 +93,14 @@ impl<K: Ord + KeyHash, V> SortedMap<K, V> {
 
     /// Sets `key`'s value; returns the one it replaced.
     pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
-        match self.find(&key) {
+        let hash = key.key_hash();
+        match self.find_hashed(hash, &key) {
             Ok(index) => self
                 .entries
                 .get_mut(index)
                 .map(|(_, _, slot)| core::mem::replace(slot, value)),
             Err(index) => {
-                self.entries.insert(index, (key.key_hash(), key, value));
+                self.entries.insert(index, (hash, key, value));
                 None
             }
         }

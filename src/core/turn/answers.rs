@@ -7,6 +7,7 @@ use super::{ActiveTurn, AttemptId, TurnLadder};
 use crate::core::time::Millis;
 use crate::core::turn::record::Failure;
 use alloc::borrow::ToOwned;
+use alloc::boxed::Box;
 use alloc::string::String;
 
 impl TurnLadder {
@@ -139,7 +140,7 @@ impl TurnLadder {
     fn turn_running(&self, request_id: &AttemptId) -> Option<&ActiveTurn> {
         self.active
             .get(request_id.turn_id())
-            .map(|turn| &**turn)
+            .map(Box::as_ref)
             .filter(|turn| request_id.belongs_to(&turn.id))
     }
 }

@@ -109,8 +109,7 @@ impl ActiveTurn {
 pub struct TurnLadder {
     config: TurnConfig,
     /// Running turns, boxed: the map's vector moves entries on every insert and removal, and
-    /// a turn is a few hundred bytes (with hundreds in flight, moving them cost a third of a
-    /// turn's time; performance.md, "A turn's cost").
+    /// a turn is a few hundred bytes (performance.md, "500 turns in flight").
     active: SortedMap<Rc<str>, Box<ActiveTurn>>,
     /// Settled records kept for `turn` and for idempotent starts.
     /// Shared with the `Settled` action that hands the record to the shell: no copy per turn.
