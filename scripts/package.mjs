@@ -1,7 +1,8 @@
 // Turns wasm-bindgen's output in pkg/ into the published package, which is pkg/ itself:
 // - the declarations check under any TypeScript lib (see `fixDeclarations`);
 // - using the package before `init()` says to call it (see `fixGlue`);
-// - the glue and its snippets are minified (see `minify`): what a page loads;
+// - the glue and its snippets are minified (see `minify`), and the names between the wasm and its
+//   glue shortened (scripts/short-names.mjs): what a page loads;
 // - the Node entry (js/node.js) sits next to the web entry;
 // - README, the user docs (docs/*.md, not docs/maintainers/), the examples the README links
 //   (examples/server.mjs, examples/react/) and licenses are copied in: every link in a shipped
@@ -17,6 +18,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { transformSync } from "esbuild";
+import { shortenNames } from "./short-names.mjs";
 
 const root = new URL("../", import.meta.url);
 const pkg = new URL("pkg/", root);
@@ -170,6 +172,12 @@ function finishEntry(dir) {
   const glue = new URL("turnguard.js", dir);
   writeFileSync(glue, minifyGlue(fixGlue(read(glue))));
   for (const snippet of scriptsUnder(new URL("snippets/", dir))) writeFileSync(snippet, minify(read(snippet)));
+  const wasm = new URL("turnguard_bg.wasm", dir);
+  const short = shortenNames(readFileSync(wasm), read(glue));
+  writeFileSync(wasm, short.wasm);
+  writeFileSync(glue, short.js);
+  // wasm-bindgen's declarations of the module's raw exports, by the names just replaced (not shipped).
+  rmSync(new URL("turnguard_bg.wasm.d.ts", dir), { force: true });
   copyFileSync(new URL("js/node.js", root), new URL("node.js", dir));
 }
 
