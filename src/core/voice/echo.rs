@@ -230,6 +230,7 @@ fn median(values: &VecDeque<f64>) -> Option<f64> {
     })
 }
 
+/// 10^(dB/10), as `exp`: `libm::pow` is four times its code (1.6 KB) for a base that never changes.
 fn power(db: f64) -> f64 {
-    libm::pow(10.0, db / 10.0)
+    libm::exp(db * (core::f64::consts::LN_10 / 10.0))
 }
