@@ -26,7 +26,7 @@ build_entry() {
   # What ships is that code without its names. The levels add no pass, but without an optimising
   # level binaryen writes the code it reads back less compactly (0.3 % more code); with them the
   # result is within bytes of `-Oz --strip-debug` in one go.
-  node_modules/.bin/wasm-opt --optimize-level=2 --shrink-level=2 --strip-debug --strip-producers \
+  node_modules/.bin/wasm-opt --optimize-level=2 --shrink-level=2 --strip-debug --strip-producers --strip-target-features \
     "${features[@]}" "$sizes" -o "$out/turnguard_bg.wasm"
 }
 

@@ -4,8 +4,8 @@
 // (`__wbg_addEventListener_a1b2c3d4e5f60718`) and the closures' exports after their Rust paths;
 // each name is written once in the wasm and once in the glue, and the hashes do not compress.
 // `turnguard` has about 200 of them: 7.5 KB gzipped of a page's load (performance.md, "Levers
-// measured"). Renamed, an import is `a`, `b`, … `aB`, an export `$a`, `$b`, …; `memory` keeps its
-// name (what `init()` resolves to exposes it).
+// measured"). Renamed, an import is `a`, `b`, … `aB` of the module `_` (not `./turnguard_bg.js`),
+// an export `$a`, `$b`, …; `memory` keeps its name (what `init()` resolves to exposes it).
 //
 // The glue reads an import only as a key of its imports object (`name:function(…)`) and an export
 // only as a member of the instance's exports (`wasm.name`), so the glue is renamed at exactly
@@ -14,17 +14,18 @@
 
 /** `{ wasm, js }` with the imports and exports renamed, or the inputs unchanged if they already are. */
 export function shortenNames(wasm, js) {
-  const renames = { imports: new Map(), exports: new Map() };
+  const renames = { module: false, imports: new Map(), exports: new Map() };
   let next = 0;
   const fresh = () => shortName(next++);
   const sections = [wasm.subarray(0, 8)];
   for (const { id, body } of readSections(wasm)) {
     let section = body;
-    if (id === IMPORT_SECTION) section = renameImports(body, renames.imports, fresh);
+    if (id === IMPORT_SECTION) section = renameImports(body, renames, fresh);
     if (id === EXPORT_SECTION) section = renameExports(body, renames.exports, fresh);
     sections.push(Uint8Array.of(id), uleb(section.length), section);
   }
   let glue = js;
+  if (renames.module) glue = replaceOnce(glue, /"\.\/turnguard_bg\.js"(?=:)/g, SHORT_MODULE, GLUE_MODULE);
   for (const [old, name] of renames.imports) glue = replaceOnce(glue, new RegExp(`(?<![\\w$])${old}(?=:)`, "g"), name, old);
   // An export the glue never reads (wasm-bindgen exports a few for its own tools) is renamed all the same.
   for (const [old, name] of renames.exports) glue = glue.replace(new RegExp(`(?<=\\.)${old}(?![\\w$])`, "g"), name);
@@ -34,6 +35,7 @@ export function shortenNames(wasm, js) {
 const IMPORT_SECTION = 2;
 const EXPORT_SECTION = 7;
 const GLUE_MODULE = "./turnguard_bg.js";
+const SHORT_MODULE = "_";
 const LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 function shortName(index) {
@@ -50,6 +52,7 @@ function shortName(index) {
 const isGlueName = (name) => name.startsWith("__wbg_") || name.startsWith("__wbindgen_");
 
 function renameImports(body, renames, fresh) {
+  const { imports } = renames;
   const reader = new Reader(body);
   const count = reader.uleb();
   const out = [uleb(count)];
@@ -61,9 +64,10 @@ function renameImports(body, renames, fresh) {
     let name = field;
     if (module === GLUE_MODULE && isGlueName(field)) {
       name = fresh();
-      renames.set(field, name);
+      imports.set(field, name);
     }
-    out.push(encodeName(module), encodeName(name), body.subarray(start, reader.at));
+    if (module === GLUE_MODULE) renames.module = true;
+    out.push(encodeName(module === GLUE_MODULE ? SHORT_MODULE : module), encodeName(name), body.subarray(start, reader.at));
   }
   return Buffer.concat(out);
 }
