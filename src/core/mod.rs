@@ -7,6 +7,7 @@
 //! - [`time`] and the JSON reader the protocols share.
 
 pub(crate) mod json;
+pub(crate) mod queue;
 pub(crate) mod sorted_map;
 
 pub mod stt;

@@ -8,13 +8,13 @@
 //! Events go to the owner's sink after every borrow is released, so a sink may call back into
 //! the engine (or free its owner).
 
+use crate::core::queue::Queue;
 use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
 use crate::core::voice::vad::level_db;
 use crate::web::convert::{range_error, type_error};
 use crate::web::glue::{self, settle_quietly};
 use crate::web::id_map::IdMap;
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::rc::{Rc, Weak};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -79,7 +79,7 @@ pub(crate) struct AudioOut {
     sources: RefCell<IdMap<(u64, AudioBufferSourceNode)>>,
     next_source: Cell<u64>,
     /// Decoded parts waiting for their turn in line, per chunk in arrival order.
-    pub(crate) buffers: RefCell<IdMap<VecDeque<AudioBuffer>>>,
+    pub(crate) buffers: RefCell<IdMap<Queue<AudioBuffer>>>,
     /// Readers of streams still arriving, by chunk: a stop cancels them.
     pub(crate) readers: RefCell<IdMap<web_sys::ReadableStreamDefaultReader>>,
     needs_gesture_reported: Cell<bool>,
@@ -193,7 +193,7 @@ impl AudioOut {
         self.report_level(&buffer);
         self.buffers
             .borrow_mut()
-            .insert(seq, VecDeque::from([buffer]));
+            .insert(seq, Queue::from_iter([buffer]));
         self.flush();
         Some(seq)
     }
@@ -230,7 +230,7 @@ impl AudioOut {
                         engine
                             .buffers
                             .borrow_mut()
-                            .insert(seq, VecDeque::from([buffer]));
+                            .insert(seq, Queue::from_iter([buffer]));
                         engine.flush();
                     }
                     Ok(JsValue::UNDEFINED)
@@ -398,7 +398,7 @@ impl AudioOut {
                 .buffers
                 .borrow_mut()
                 .get_mut(&chunk.seq)
-                .and_then(VecDeque::pop_front);
+                .and_then(Queue::pop_front);
             let started =
                 buffer.and_then(|buffer| self.start_source(chunk.seq, &buffer, chunk.start));
             if started.is_none() {

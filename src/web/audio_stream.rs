@@ -6,10 +6,10 @@
 //! reader, and a part that arrives after it is dropped.
 
 use super::audio::AudioOut;
+use crate::core::queue::Queue;
 use crate::core::voice::pcm::{PcmFormat, PcmFramer};
 use crate::web::convert::{is_whole, range_error, type_error, Fields};
 use crate::web::glue::{clear_timeout, delay, set_timeout_with_argument};
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -212,7 +212,7 @@ impl AudioOut {
             match buffers.get_mut(&seq) {
                 Some(parts) => parts.push_back(buffer),
                 None => {
-                    buffers.insert(seq, VecDeque::from([buffer]));
+                    buffers.insert(seq, Queue::from_iter([buffer]));
                 }
             }
             drop(buffers);

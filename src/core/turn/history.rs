@@ -6,8 +6,8 @@
 //! the newest alone is over `max_chars`, the route gets an empty history (with the default limits,
 //! 4000 + 4000 ≤ 16000, it always fits).
 
+use crate::core::queue::Queue;
 use alloc::borrow::ToOwned;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -39,7 +39,7 @@ struct Kept {
 /// Accepted exchanges in order, within both bounds (see the [module documentation](self)).
 #[derive(Clone, Debug)]
 pub struct History {
-    exchanges: VecDeque<Kept>,
+    exchanges: Queue<Kept>,
     /// Sum of the kept exchanges' `chars`.
     total_chars: usize,
     limit: usize,
@@ -53,7 +53,7 @@ impl History {
     /// An empty history keeping at most `limit` exchanges and handing out at most `max_chars`.
     pub fn new(limit: usize, max_chars: usize) -> Self {
         History {
-            exchanges: VecDeque::new(),
+            exchanges: Queue::new(),
             total_chars: 0,
             limit,
             max_chars,

@@ -29,6 +29,7 @@
 //! A non-streaming answer is treated as a stream of one chunk that ends at once, so both kinds
 //! follow the same path: commit, sentences, deliver.
 
+use crate::core::queue::Queue;
 use crate::core::sorted_map::SortedMap;
 use crate::core::time::Millis;
 use crate::core::turn::budget::{RetryBudget, SessionBudget};
@@ -36,7 +37,6 @@ use crate::core::turn::history::{Exchange, History};
 use crate::core::turn::record::{Attempt, AttemptResult, RecoveryReason, TurnRecord, TurnStatus};
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use delivery::Delivery;
@@ -115,11 +115,11 @@ pub struct TurnLadder {
     /// Shared with the `Settled` action that hands the record to the shell: no copy per turn.
     settled: SortedMap<Rc<str>, Rc<TurnRecord>>,
     /// Settled ids, oldest first, to drop beyond `history_limit`.
-    settled_order: VecDeque<Rc<str>>,
+    settled_order: Queue<Rc<str>>,
     history: History,
     session_budget: SessionBudget,
     retry_budget: RetryBudget,
-    actions: VecDeque<Action>,
+    actions: Queue<Action>,
     /// Running turns by when they next need `handle_timeout`, so the next wake-up and the due
     /// turns are found without a scan over every running turn.
     wakeups: Wakeups,
@@ -138,8 +138,8 @@ impl TurnLadder {
             config,
             active: SortedMap::default(),
             settled: SortedMap::default(),
-            settled_order: VecDeque::new(),
-            actions: VecDeque::new(),
+            settled_order: Queue::new(),
+            actions: Queue::new(),
             wakeups: Wakeups::default(),
             next_seq: 0,
             next_preemptive: 0,

@@ -35,8 +35,8 @@
 //! ```
 
 use crate::core::json;
+use crate::core::queue::Queue;
 use alloc::borrow::Cow;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::mem;
@@ -69,7 +69,7 @@ pub struct SseParser {
     event: String,
     /// The data buffer: each `data` field's value followed by `\n`.
     data: String,
-    ready: VecDeque<SseEvent>,
+    ready: Queue<SseEvent>,
     max_event_bytes: usize,
     dropped: u32,
 }
@@ -99,7 +99,7 @@ impl SseParser {
             discarding: false,
             event: String::new(),
             data: String::new(),
-            ready: VecDeque::new(),
+            ready: Queue::new(),
             max_event_bytes,
             dropped: 0,
         }

@@ -20,9 +20,9 @@
 //! all, the provider's short words count only with its voice too
 //! ([`VoiceCore::set_short_words_need_voice`](crate::core::voice::VoiceCore::set_short_words_need_voice)).
 
+use crate::core::queue::Queue;
 use crate::core::time::Millis;
 use crate::core::voice::vad::{level_db, Heard};
-use alloc::collections::VecDeque;
 
 /// How long after the agent starts to sound the echo is measured.
 pub const MEASURE_MS: u64 = 1000;
@@ -69,9 +69,9 @@ pub struct EchoMeter {
     /// The playback start whose window was measured last.
     measured: Option<Millis>,
     /// The last return losses measured (dB), where the player's level was known.
-    losses: VecDeque<f64>,
+    losses: Queue<f64>,
     /// The last mean echoes measured (dBFS), for a player whose level is not known.
-    echoes: VecDeque<f64>,
+    echoes: Queue<f64>,
     /// When the agent was last heard to sound: its echo's tail follows.
     sounded_at: Option<Millis>,
     reported: bool,
@@ -209,7 +209,7 @@ impl EchoMeter {
 /// for an echo whose player's level is not known.
 const SPEECH_PEAK_OVER_MEAN_DB: f64 = 12.0;
 
-fn keep(last: &mut VecDeque<f64>, value: f64) {
+fn keep(last: &mut Queue<f64>, value: f64) {
     if last.len() == KEPT {
         last.pop_front();
     }
@@ -218,7 +218,7 @@ fn keep(last: &mut VecDeque<f64>, value: f64) {
 
 /// The middle value (the lower of the two middle ones for an even count): the one with as many
 /// values below it as that position. (Five values at most: no sort is worth its code here.)
-fn median(values: &VecDeque<f64>) -> Option<f64> {
+fn median(values: &Queue<f64>) -> Option<f64> {
     let middle = values.len().saturating_sub(1) / 2;
     values.iter().enumerate().find_map(|(i, value)| {
         let below = values

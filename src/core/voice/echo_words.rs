@@ -10,9 +10,9 @@
 //! at least [`MIN_USER_WORDS`] words (a shorter rest is the echo's misheard end, "the way up" for
 //! "the weather").
 
+use crate::core::queue::Queue;
 use crate::core::turn::preemptive::normalise;
 use alloc::borrow::ToOwned;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -27,7 +27,7 @@ pub const MIN_USER_WORDS: usize = 3;
 /// The agent's last sentences, as words.
 #[derive(Clone, Debug, Default)]
 pub struct RecentSpeech {
-    sentences: VecDeque<Vec<String>>,
+    sentences: Queue<Vec<String>>,
 }
 
 impl RecentSpeech {

@@ -42,8 +42,8 @@ mod turn;
 pub mod vad;
 mod word_gate;
 
+use crate::core::queue::Queue;
 use crate::core::time::Millis;
-use alloc::collections::VecDeque;
 
 pub use config::VoiceConfig;
 pub use cut::DEFAULT_MS_PER_CHAR;
@@ -75,7 +75,7 @@ pub struct VoiceCore {
     /// rate, for the length of a stream cut before it all arrived (P3).
     measured_ms: f64,
     measured_chars: f64,
-    actions: VecDeque<VoiceAction>,
+    actions: Queue<VoiceAction>,
     /// The latest partial transcript and when its text last changed: the user's last words.
     partial: String,
     words_changed_at: Option<Millis>,
@@ -104,7 +104,7 @@ impl VoiceCore {
             cut_turns: Vec::new(),
             measured_ms: 0.0,
             measured_chars: 0.0,
-            actions: VecDeque::new(),
+            actions: Queue::new(),
             partial: String::new(),
             words_changed_at: None,
             voice_started: None,

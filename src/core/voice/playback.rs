@@ -11,8 +11,8 @@
 //! The schedule is sans-IO: the shell reads `currentTime`, passes it in, and performs what comes
 //! back (start these buffers at these times, stop those sources).
 
+use crate::core::queue::Queue;
 use alloc::borrow::ToOwned;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -27,7 +27,7 @@ struct Chunk {
     seq: u64,
     turn_id: String,
     /// Parts that arrived and wait to be scheduled: their seconds, in order.
-    pending: VecDeque<f64>,
+    pending: Queue<f64>,
     /// More parts may come (not yet decoded, or a stream still arriving).
     open: bool,
     /// Scheduled parts whose source has not ended yet.
@@ -111,13 +111,13 @@ pub struct PartEnded {
 /// The line of chunks and where the next one starts on the audio clock.
 #[derive(Debug, Default)]
 pub struct PlaybackSchedule {
-    line: VecDeque<Chunk>,
+    line: Queue<Chunk>,
     /// Chunks of the playing turn that already ended: still count for its heard time.
     played: Vec<Chunk>,
     /// Audio-clock second where the last scheduled buffer ends.
     cursor: f64,
     next_seq: u64,
-    stopped_turns: VecDeque<String>,
+    stopped_turns: Queue<String>,
 }
 
 impl PlaybackSchedule {
@@ -137,7 +137,7 @@ impl PlaybackSchedule {
         self.line.push_back(Chunk {
             seq,
             turn_id: turn_id.to_owned(),
-            pending: VecDeque::new(),
+            pending: Queue::new(),
             open: true,
             playing: 0,
             spans: Vec::new(),
@@ -366,7 +366,7 @@ impl PlaybackSchedule {
             stopped.heard_ms = stopped.chunks.iter().map(|chunk| chunk.played_ms).sum();
         }
         stopped.sources = self.line.iter().map(|chunk| chunk.seq).collect();
-        let mut turns: Vec<String> = self.line.drain(..).map(|chunk| chunk.turn_id).collect();
+        let mut turns: Vec<String> = self.line.take_all().map(|chunk| chunk.turn_id).collect();
         turns.extend(turn_id.clone());
         for turn in turns {
             self.mark_stopped(&turn);

@@ -1,11 +1,11 @@
 //! The browser resources of a controller's turns and attempts: each attempt's `AbortController`,
 //! kept until the attempt ends, and, within a bound, what is needed to mark a late answer late.
 
+use crate::core::queue::Queue;
 use crate::core::sorted_map::SortedMap;
 use crate::core::turn::AttemptId;
 use crate::web::report::TurnStrings;
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use web_sys::AbortController;
@@ -34,7 +34,7 @@ pub(super) struct Io {
     pub(super) turns: SortedMap<String, Box<TurnIo>>,
     pub(super) attempts: SortedMap<u32, AttemptIo>,
     /// Ids of ended attempts still in `attempts`, oldest first (at most `LATE_ATTEMPTS_KEPT`).
-    pub(super) ended: VecDeque<u32>,
+    pub(super) ended: Queue<u32>,
     pub(super) next_attempt: u32,
 }
 

@@ -20,13 +20,13 @@
 //!   is provisioned); close 4000 (`beta_api_shape_disabled`) is fatal; other closes are retried.
 
 use crate::core::json::read_view;
+use crate::core::queue::Queue;
 use crate::core::stt::protocol::{
     CloseClass, CloseRule, Codec, Credentials, Event, Framing, Pacing, Profile, Watermark,
 };
 use alloc::borrow::Cow;
 use alloc::borrow::ToOwned;
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -69,11 +69,11 @@ struct Item {
 #[derive(Debug, Default)]
 pub struct OpenAi {
     /// Items in commit order, waiting for their finals.
-    items: VecDeque<Item>,
+    items: Queue<Item>,
     /// Items heard of (deltas, `speech_stopped`) before their `committed`.
     early: Vec<Item>,
     /// Ids whose final went out, newest last (a repeated completion makes none).
-    delivered: VecDeque<String>,
+    delivered: Queue<String>,
     /// Where `stop()`'s commit is.
     finish: Finish,
 }

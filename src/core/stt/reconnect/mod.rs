@@ -48,10 +48,10 @@
 //! assert_eq!(decision.action, ReconnectAction::Stop);
 //! ```
 
+use crate::core::queue::Queue;
 use crate::core::stt::backoff::Backoff;
 use crate::core::stt::protocol::CloseClass;
 use crate::core::time::Millis;
-use alloc::collections::VecDeque;
 
 mod config;
 mod decision;
@@ -74,7 +74,7 @@ pub struct ReconnectPolicy {
     opened_at: Option<Millis>,
     /// When each recent re-provision for a dead session is due (decision time + delay), for R3.
     /// Entries a window older than the latest input are dropped, so it holds a handful at most.
-    reprovisions_due: VecDeque<Millis>,
+    reprovisions_due: Queue<Millis>,
     /// Set by the first `Stop`; every later input gets a `Stop` with this reason.
     stopped: Option<ReconnectReason>,
     /// Sockets in a row that closed before they opened, on the current URL (R5).
@@ -97,7 +97,7 @@ impl ReconnectPolicy {
             ),
             config,
             opened_at: None,
-            reprovisions_due: VecDeque::new(),
+            reprovisions_due: Queue::new(),
             stopped: None,
             failed_connects: 0,
             provision_failures: 0,

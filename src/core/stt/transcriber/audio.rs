@@ -26,9 +26,9 @@
 //!   lost is sent twice; none is lost to a flap.
 
 use super::{Action, TranscriberError};
+use crate::core::queue::Queue;
 use crate::core::stt::protocol::{pcm_bytes_for_ms, pcm_ms_for_bytes, Pacing, Watermark};
 use crate::core::time::Millis;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 /// Without acknowledgments, audio handed to a socket counts as delivered once the socket stayed
@@ -58,7 +58,7 @@ pub(super) struct AudioCounts {
 
 #[derive(Debug)]
 pub(super) struct AudioBuffer {
-    frames: VecDeque<Frame>,
+    frames: Queue<Frame>,
     bytes: u64,
     bound: u64,
     sample_rate: u32,
@@ -76,7 +76,7 @@ pub(super) struct AudioBuffer {
     window: u64,
     /// Sizes of the frames sent on this connection and not receipted yet, oldest first, and
     /// when the oldest went out or the last receipt came.
-    unreceipted: VecDeque<u64>,
+    unreceipted: Queue<u64>,
     unreceipted_bytes: u64,
     receipt_due_since: Option<Millis>,
     connection_opened: Millis,
@@ -104,10 +104,10 @@ impl AudioBuffer {
         AudioBuffer {
             connection_frames: 0,
             window: pcm_bytes_for_ms(window_ms, sample_rate),
-            unreceipted: VecDeque::new(),
+            unreceipted: Queue::new(),
             unreceipted_bytes: 0,
             receipt_due_since: None,
-            frames: VecDeque::new(),
+            frames: Queue::new(),
             bytes: 0,
             bound,
             sample_rate,
@@ -143,7 +143,7 @@ impl AudioBuffer {
         bytes: Vec<u8>,
         now: Millis,
         open: bool,
-        actions: &mut VecDeque<Action>,
+        actions: &mut Queue<Action>,
     ) {
         self.bytes = self.bytes.saturating_add(bytes.len() as u64);
         let max = self.frame_bytes(self.pacing.max_frame_ms);
@@ -164,7 +164,7 @@ impl AudioBuffer {
 
     /// A socket opened: everything waiting goes out, in order (as pacing allows); drops not
     /// reported yet are reported.
-    pub(super) fn on_open(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+    pub(super) fn on_open(&mut self, now: Millis, actions: &mut Queue<Action>) {
         self.connection_bytes = 0;
         self.connection_frames = 0;
         self.connection_opened = now;
@@ -184,7 +184,7 @@ impl AudioBuffer {
 
     /// The server received the first `frames` frames of this connection: the window moves on
     /// and what it held back goes out.
-    pub(super) fn on_received(&mut self, frames: u64, now: Millis, actions: &mut VecDeque<Action>) {
+    pub(super) fn on_received(&mut self, frames: u64, now: Millis, actions: &mut Queue<Action>) {
         let sent_before = self
             .connection_frames
             .saturating_sub(self.unreceipted.len() as u64);
@@ -274,7 +274,7 @@ impl AudioBuffer {
     }
 
     /// `stop`: nothing more will come, so a last frame under the smallest size goes out too.
-    pub(super) fn flush(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+    pub(super) fn flush(&mut self, now: Millis, actions: &mut Queue<Action>) {
         self.flush_tail = true;
         self.transmit_waiting(now, actions);
     }
@@ -296,13 +296,13 @@ impl AudioBuffer {
     }
 
     /// Sends what pacing allows now.
-    pub(super) fn on_pace(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+    pub(super) fn on_pace(&mut self, now: Millis, actions: &mut Queue<Action>) {
         self.transmit_waiting(now, actions);
     }
 
     /// The transcriber is over: frames that never went out are discarded (counted), drops not
     /// reported yet are reported.
-    pub(super) fn release(&mut self, actions: &mut VecDeque<Action>) {
+    pub(super) fn release(&mut self, actions: &mut Queue<Action>) {
         let never_sent = self.frames.iter().filter(|frame| !frame.sent).count();
         self.counts.discarded += never_sent as u64;
         self.frames.clear();
@@ -365,7 +365,7 @@ impl AudioBuffer {
         self.connection_bytes.saturating_add(bytes) <= budget
     }
 
-    fn transmit_waiting(&mut self, now: Millis, actions: &mut VecDeque<Action>) {
+    fn transmit_waiting(&mut self, now: Millis, actions: &mut Queue<Action>) {
         let min = usize::try_from(self.frame_bytes(self.pacing.min_frame_ms)).unwrap_or(0);
         while self.in_flight < self.frames.len() {
             if self.held_tail(self.in_flight) {
@@ -426,7 +426,7 @@ impl AudioBuffer {
         }
     }
 
-    fn enforce_bound(&mut self, actions: &mut VecDeque<Action>) {
+    fn enforce_bound(&mut self, actions: &mut Queue<Action>) {
         while self.bytes > self.bound {
             let Some(frame) = self.pop_front() else {
                 break;
@@ -455,7 +455,7 @@ impl AudioBuffer {
         Some(frame)
     }
 
-    fn report_drops(&mut self, actions: &mut VecDeque<Action>) {
+    fn report_drops(&mut self, actions: &mut Queue<Action>) {
         if self.dropped_unreported == 0 {
             return;
         }

@@ -69,11 +69,11 @@ pub use audio::UNACKED_CONFIRM_MS;
 pub use config::TranscriberConfig;
 pub use output::{Action, CloseReport, ProvisionReason, State, Stats, TranscriberError};
 
+use crate::core::queue::Queue;
 use crate::core::stt::protocol::{base64, Codec, Event, Framing, Profile};
 use crate::core::stt::reconnect::{ReconnectAction, ReconnectPolicy};
 use crate::core::stt::resample::resample_pcm16;
 use crate::core::time::Millis;
-use alloc::collections::VecDeque;
 use audio::AudioBuffer;
 use core::fmt;
 use timers::Timers;
@@ -137,7 +137,7 @@ pub struct Transcriber {
     audio: AudioBuffer,
     finals: u64,
     stats: Stats,
-    actions: VecDeque<Action>,
+    actions: Queue<Action>,
 }
 
 // By hand: a derived `Debug` would need `Codec: Debug`, and through the codec's vtable that
@@ -195,7 +195,7 @@ impl Transcriber {
             last_provision_status: 0,
             finals: 0,
             stats: Stats::default(),
-            actions: VecDeque::new(),
+            actions: Queue::new(),
         }
     }
 
