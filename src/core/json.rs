@@ -133,6 +133,13 @@ impl<'a> Reader<'a> {
         &mut self,
         mut member: impl FnMut(&mut Self, &str) -> Result<()>,
     ) -> Result<()> {
+        self.members(&mut member)
+    }
+
+    /// [`Reader::object`]'s loop, compiled once: every protocol's views call it with their own
+    /// closures, and inlined generic loops were a copy per object of every message type.
+    #[inline(never)]
+    fn members(&mut self, member: &mut dyn FnMut(&mut Self, &str) -> Result<()>) -> Result<()> {
         self.require(b'{')?;
         self.nest(|reader| {
             if reader.eat(b'}') {
@@ -155,6 +162,12 @@ impl<'a> Reader<'a> {
 
     /// Reads an array, calling `element` for each element; `element` must read it.
     fn array(&mut self, mut element: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        self.elements(&mut element)
+    }
+
+    /// [`Reader::array`]'s loop, compiled once (as [`Reader::members`]).
+    #[inline(never)]
+    fn elements(&mut self, element: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
         self.require(b'[')?;
         self.nest(|reader| {
             if reader.eat(b']') {
