@@ -9,7 +9,8 @@
 //
 // The glue reads an import only as a key of its imports object (`name:function(…)`) and an export
 // only as a member of the instance's exports (`wasm.name`), so the glue is renamed at exactly
-// those places; a name the glue does not have there is an error, never a silent mismatch.
+// those places; an import whose key the glue does not have once, or an export it reads by a
+// computed key (`wasm["name"]`), is an error of the build, never a silent mismatch.
 // Idempotent: names already short are left as they are.
 
 /** `{ wasm, js }` with the imports and exports renamed, or the inputs unchanged if they already are. */
@@ -28,7 +29,13 @@ export function shortenNames(wasm, js) {
   if (renames.module) glue = replaceOnce(glue, /"\.\/turnguard_bg\.js"(?=:)/g, SHORT_MODULE, GLUE_MODULE);
   for (const [old, name] of renames.imports) glue = replaceOnce(glue, new RegExp(`(?<![\\w$])${old}(?=:)`, "g"), name, old);
   // An export the glue never reads (wasm-bindgen exports a few for its own tools) is renamed all the same.
-  for (const [old, name] of renames.exports) glue = glue.replace(new RegExp(`(?<=\\.)${old}(?![\\w$])`, "g"), name);
+  for (const [old, name] of renames.exports) {
+    // Read by a computed key, the export would be missed here and be undefined at run time.
+    if (glue.includes(`["${old}"]`) || glue.includes(`['${old}']`)) {
+      throw new Error(`short-names: the glue reads the export ${old} by a computed key`);
+    }
+    glue = glue.replace(new RegExp(`(?<=\\.)${old}(?![\\w$])`, "g"), name);
+  }
   return { wasm: Buffer.concat(sections), js: glue };
 }
 

@@ -62,6 +62,12 @@ test("a glue without the import's key fails the build, naming the import", () =>
   );
 });
 
+test("a glue that reads an export by a computed key fails the build, naming the export", () => {
+  const wasm = sampleModule("__wbg_seven_0123456789abcdef", "thing_get");
+  const glue = `${sampleGlue("__wbg_seven_0123456789abcdef", "thing_get")}\nexport const again = (wasm) => wasm["thing_get"]();`;
+  assert.throws(() => shortenNames(wasm, glue), /reads the export thing_get by a computed key/);
+});
+
 test("the published entries ship short names only", () => {
   for (const dir of ["", "controller/", "transcriber/"]) {
     const module = new WebAssembly.Module(readFileSync(new URL(`pkg/${dir}turnguard_bg.wasm`, root)));
