@@ -7,6 +7,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# A panic's location (file, line) is in the wasm as data even though the panic handler never
+# reads it; on stable Rust it cannot be left out (`-Zlocation-detail=none` is nightly), but its
+# paths need not name this machine's folders: the crates' registry folder and the project's own
+# are cut off the front (the standard library's are `/rustc/<commit>/…` already, and stay).
+remap=(--remap-path-prefix="$PWD/=")
+for registry in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+  remap+=(--remap-path-prefix="$registry=")
+done
+# Passed encoded (one flag per 0x1f-separated field), so a folder with a space stays one flag;
+# a RUSTFLAGS of the caller's goes first, as cargo would have read it.
+read -r -a flags <<< "${RUSTFLAGS:-}"
+flags+=("${remap[@]}")
+rustflags=$(IFS=$'\x1f'; echo "${flags[*]}")
+
 # build_entry <out dir> [cargo flags]: one wasm build, its wasm-bindgen glue and wasm-opt.
 build_entry() {
   local out="$1"
@@ -17,7 +31,7 @@ build_entry() {
   # (scripts/wasm-sizes.mjs): target/sizes/turnguard.wasm, controller.wasm, transcriber.wasm.
   local sizes=target/sizes/turnguard.wasm
   if [ "$out" != pkg ]; then sizes="target/sizes/$(basename "$out").wasm"; fi
-  cargo build --lib --release --target wasm32-unknown-unknown --quiet "$@"
+  CARGO_ENCODED_RUSTFLAGS="$rustflags" cargo build --lib --release --target wasm32-unknown-unknown --quiet "$@"
   wasm-bindgen --target web --out-dir "$out" --out-name turnguard \
     target/wasm32-unknown-unknown/release/turnguard.wasm
   mkdir -p target/sizes
