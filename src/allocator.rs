@@ -17,7 +17,10 @@ const GRAIN: usize = 8;
 const LARGEST: usize = 128;
 const CLASSES: usize = LARGEST / GRAIN;
 
-pub struct CachedTalc {
+#[global_allocator]
+static ALLOCATOR: CachedTalc = CachedTalc::new();
+
+struct CachedTalc {
     talc: talc::wasm::WasmDynamicTalc,
     /// The head of each class's list; a free block's first word points at the next one.
     free: UnsafeCell<[*mut u8; CLASSES]>,
@@ -28,7 +31,7 @@ pub struct CachedTalc {
 unsafe impl Sync for CachedTalc {}
 
 impl CachedTalc {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         CachedTalc {
             talc: talc::wasm::new_wasm_dynamic_allocator(),
             free: UnsafeCell::new([null_mut(); CLASSES]),
@@ -36,38 +39,36 @@ impl CachedTalc {
     }
 }
 
-/// The class of a layout the lists serve, and its block size.
-fn class_of(layout: Layout) -> Option<(usize, usize)> {
+/// The class of a layout the lists serve; its blocks are `(class + 1) * GRAIN` bytes.
+fn class_of(layout: Layout) -> Option<usize> {
     let size = layout.size();
     if size > LARGEST || layout.align() > GRAIN {
         return None;
     }
     // A zero size never reaches a global allocator; `max` keeps the arithmetic whole anyway.
-    let class = size.max(1).div_ceil(GRAIN) - 1;
-    Some((class, (class + 1) * GRAIN))
+    Some(size.max(1).div_ceil(GRAIN) - 1)
 }
 
 unsafe impl GlobalAlloc for CachedTalc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let Some((class, block)) = class_of(layout) else {
+        let Some(class) = class_of(layout) else {
             return self.talc.alloc(layout);
         };
         // SAFETY: single-threaded (see `Sync`); the class is below `CLASSES` by `class_of`.
         let head = (*self.free.get()).as_mut_ptr().add(class);
         let taken = *head;
         if taken.is_null() {
-            // SAFETY: `block` is a multiple of `GRAIN` (a power of two) of at most `LARGEST`:
-            // a valid layout, and every block of the class has it.
-            return self
-                .talc
-                .alloc(Layout::from_size_align_unchecked(block, GRAIN));
+            // SAFETY: the block size is a multiple of `GRAIN` (a power of two) of at most
+            // `LARGEST`: a valid layout, and every block of the class has it.
+            let block = Layout::from_size_align_unchecked((class + 1) * GRAIN, GRAIN);
+            return self.talc.alloc(block);
         }
         *head = *taken.cast::<*mut u8>();
         taken
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let Some((class, _)) = class_of(layout) else {
+        let Some(class) = class_of(layout) else {
             return self.talc.dealloc(ptr, layout);
         };
         // SAFETY: the block is at least `GRAIN` bytes and `GRAIN`-aligned, room for the link.
@@ -79,7 +80,7 @@ unsafe impl GlobalAlloc for CachedTalc {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
         match (class_of(layout), class_of(new_layout)) {
-            (Some((old, _)), Some((new, _))) if old == new => ptr,
+            (Some(old), Some(new)) if old == new => ptr,
             (None, None) => self.talc.realloc(ptr, layout, new_size),
             _ => {
                 let moved = self.alloc(new_layout);

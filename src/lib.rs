@@ -81,14 +81,10 @@ fn panic(_: &::core::panic::PanicInfo) -> ! {
     ::core::arch::wasm32::unreachable()
 }
 
+// Talc instead of the default dlmalloc: smaller and faster on wasm32 (see the README), with a
+// free list per small size in front of it; the module holds the `#[global_allocator]`.
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 mod allocator;
-
-// Talc instead of the default dlmalloc: smaller and faster on wasm32 (see the README), with a
-// free list per small size in front of it (`allocator`).
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: allocator::CachedTalc = allocator::CachedTalc::new();
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;

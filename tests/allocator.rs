@@ -25,6 +25,16 @@ fn fill(id: usize, len: usize) -> Vec<u8> {
     vec![id as u8; len]
 }
 
+/// Every live block still holds its owner's id in every byte.
+fn assert_intact(live: &[(usize, Vec<u8>)]) {
+    for (owner, block) in live {
+        assert!(
+            block.iter().all(|&byte| byte == *owner as u8),
+            "block {owner} was overwritten"
+        );
+    }
+}
+
 #[test]
 fn blocks_keep_their_bytes_across_classes_and_resizes() {
     let mut random = Random(0x2545_f491);
@@ -56,20 +66,10 @@ fn blocks_keep_their_bytes_across_classes_and_resizes() {
             _ => {}
         }
         if id % 1000 == 0 {
-            for (owner, block) in &live {
-                assert!(
-                    block.iter().all(|&byte| byte == *owner as u8),
-                    "block {owner} was overwritten"
-                );
-            }
+            assert_intact(&live);
         }
     }
-    for (owner, block) in &live {
-        assert!(
-            block.iter().all(|&byte| byte == *owner as u8),
-            "block {owner} was overwritten"
-        );
-    }
+    assert_intact(&live);
 }
 
 #[test]
