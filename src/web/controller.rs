@@ -31,7 +31,7 @@ struct Callbacks {
     app: AppCallbacks,
 }
 
-// What `glue.watch` reports, as the `kind` of `report(id, kind, value)`.
+// What `glue.callRoute` reports, as the `kind` of `report(id, kind, value)`.
 const RESOLVED: u8 = 0;
 const REJECTED: u8 = 1;
 const CHUNK: u8 = 2;
@@ -421,12 +421,6 @@ fn freed() -> JsValue {
 
 fn start_error_to_js(error: &StartError) -> JsValue {
     range_error(&error.message())
-}
-
-fn new_abort_controller() -> AbortController {
-    // `new AbortController()` cannot fail in a browser or worker; a missing constructor is a
-    // host without fetch support, where no route could run anyway.
-    AbortController::new().unwrap_or_else(|_| JsValue::UNDEFINED.unchecked_into())
 }
 
 fn abort(controller: &AbortController, name: &str, message: &str) {

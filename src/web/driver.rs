@@ -147,7 +147,7 @@ impl<M: Machine + 'static> Driver<M> {
         };
         match next {
             Some(at) => self.timer.ensure(at, || self.clock.now()),
-            None => self.timer.cancel(),
+            None => self.timer.idle(),
         }
     }
 }

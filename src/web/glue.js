@@ -25,10 +25,34 @@ export function pushExchange(messages, user, assistant) {
   if (assistant) messages.push({ role: "assistant", content: assistant });
 }
 
-export function attemptRequest(requestId, turnId, input, signal, history) {
-  const request = { requestId, turnId, input, signal };
-  if (history !== undefined) request.history = history;
-  return request;
+// The request `newAttempt` made, until `callRoute` (called right after it) takes it.
+let nextRequest;
+
+/** A new attempt's `AbortController`, and its route's request with that controller's signal. */
+export function newAttempt(requestId, turnId, input, history) {
+  const abort = new AbortController();
+  nextRequest = { requestId, turnId, input, signal: abort.signal };
+  if (history !== undefined) nextRequest.history = history;
+  return abort;
+}
+
+/**
+ * Calls `generate` on `route` with the request `newAttempt` made, and follows what it returns
+ * (`watch`): a plain value, or an exception, is reported at once. Never throws. With `newAttempt`,
+ * two calls from wasm where there were five (the controller, its signal, the request, the call,
+ * the watch).
+ */
+export function callRoute(route, generate, id, report) {
+  const request = nextRequest;
+  nextRequest = undefined;
+  let value;
+  try {
+    value = generate.call(route, request);
+  } catch (error) {
+    report(id, REJECTED, error);
+    return;
+  }
+  if (!watch(value, id, report)) report(id, RESOLVED, value);
 }
 
 /** `finishedAt` < 0 and `failure` < 0 mean absent. */
@@ -113,7 +137,7 @@ const isStream = (value) =>
  * chunk, `report` answers whether to keep reading. False when `value` is plain (not followed).
  * Never throws: a hostile value is reported as a rejection.
  */
-export function watch(value, id, report) {
+function watch(value, id, report) {
   try {
     if (isStream(value)) {
       readStream(value, id, report);

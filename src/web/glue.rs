@@ -7,14 +7,15 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "controller")]
 #[wasm_bindgen(module = "/src/web/glue.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = attemptRequest)]
-    pub(crate) fn attempt_request(
+    #[wasm_bindgen(js_name = newAttempt)]
+    pub(crate) fn new_attempt(
         request_id: &JsValue,
         turn_id: &JsValue,
         input: &JsValue,
-        signal: &JsValue,
         history: &JsValue,
-    ) -> JsValue;
+    ) -> web_sys::AbortController;
+    #[wasm_bindgen(js_name = callRoute)]
+    pub(crate) fn call_route(route: &JsValue, generate: &Function, id: u32, report: &Function);
     #[allow(clippy::too_many_arguments)]
     #[wasm_bindgen(js_name = attemptRecord)]
     pub(crate) fn attempt_record(
@@ -53,7 +54,6 @@ extern "C" {
         http_status: u16,
         amount: f64,
     ) -> JsValue;
-    pub(crate) fn watch(value: &JsValue, id: u32, report: &Function) -> bool;
     #[wasm_bindgen(js_name = pushExchange)]
     pub(crate) fn push_exchange(messages: &js_sys::Array, user: &str, assistant: &str);
     #[wasm_bindgen(js_name = waitFor)]

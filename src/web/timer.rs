@@ -12,6 +12,9 @@ pub(crate) struct Timer {
     callback: Closure<dyn FnMut()>,
     armed: Cell<Option<Millis>>,
     id: Cell<JsValue>,
+    /// In a page a pending timer holds nothing up, so one armed when nothing is left due is left
+    /// to fire once and find nothing; in Node, Deno or Bun it would keep the process running.
+    idle_kept: bool,
 }
 
 impl Timer {
@@ -20,6 +23,7 @@ impl Timer {
             callback: Closure::new(callback),
             armed: Cell::new(None),
             id: Cell::new(JsValue::UNDEFINED),
+            idle_kept: in_a_page(),
         }
     }
 
@@ -41,6 +45,15 @@ impl Timer {
         self.id.set(JsValue::UNDEFINED);
     }
 
+    /// Nothing is due. A sequential turn arms the timer for its deadline and settles long
+    /// before it: left armed, the next turn's later deadline keeps it, where clearing it would
+    /// cost a `clearTimeout` and the next turn a `setTimeout`.
+    pub(crate) fn idle(&self) {
+        if !self.idle_kept {
+            self.cancel();
+        }
+    }
+
     pub(crate) fn cancel(&self) {
         if self.armed.take().is_some() {
             clear_timeout(&self.id.replace(JsValue::UNDEFINED));
@@ -52,4 +65,15 @@ impl Drop for Timer {
     fn drop(&mut self) {
         self.cancel();
     }
+}
+
+/// A window's document is there: the code runs in a page, not in a process a timer keeps alive.
+fn in_a_page() -> bool {
+    DOCUMENT.with(JsValue::is_object)
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_namespace = globalThis, js_name = document)]
+    static DOCUMENT: JsValue;
 }

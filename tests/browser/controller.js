@@ -210,6 +210,24 @@ const scenarios = {
     assertEq(record.attempts.map((a) => a.error || a.result), ["route_error", "accepted"], "attempts");
     assertEq(tts.spoken, [{ turnId: "t1", kind: "answer", text: "fallback" }], "fallback answers");
     controller.free();
+    // The fallback is called from inside the report of the primary's failure: its throw, or its
+    // plain answer, is reported while that report still runs.
+    const unreachable = () => Promise.reject(new TypeError("Failed to fetch"));
+    const after = speaker();
+    const throwing = make([route("primary", unreachable), route("fallback", () => { throw new Error("bug"); })],
+      { recoveryText: RECOVERY, ...after });
+    const failed = await throwing.run("t2", "hello");
+    assertEq(failed.attempts.map((a) => a.error), ["network", "route_error"], "a throw reported inside a report");
+    assertEq(failed.status, "exhausted", "no route answered");
+    const plain = make([route("primary", unreachable), route("fallback", () => "at once")], { recoveryText: RECOVERY, ...after });
+    const answered = await plain.run("t3", "hello");
+    assertEq(answered.attempts.map((a) => a.error || a.result), ["network", "accepted"], "a plain answer inside a report");
+    assertEq(after.spoken, [
+      { turnId: "t2", kind: "recovery", text: RECOVERY },
+      { turnId: "t3", kind: "answer", text: "at once" },
+    ], "the recovery, then the plain answer");
+    throwing.free();
+    plain.free();
   },
 
   async nonStringNeverReachesTts(make) {

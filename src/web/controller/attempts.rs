@@ -14,7 +14,7 @@ use web_sys::AbortController;
 /// recorded as `late` (T6), but only this many: a route that never settles cannot grow memory.
 const LATE_ATTEMPTS_KEPT: usize = 64;
 
-/// An attempt whose route has not settled yet, by the id `glue.watch` reports it under.
+/// An attempt whose route has not settled yet, by the id `glue.callRoute` reports it under.
 pub(super) struct AttemptIo {
     pub(super) request_id: AttemptId,
     /// The attempt's own controller; its signal is the one the route sees. Taken when the

@@ -62,7 +62,7 @@ pub(crate) struct LadderIo {
     /// The most UTF-16 code units of route text that the ladder can read for one answer.
     pub(super) max_answer_units: u32,
     pub(super) io: RefCell<Io>,
-    /// `report(id, kind, value)` for `glue.watch`: made once, shared by every attempt. Owned by
+    /// `report(id, kind, value)` for `glue.callRoute`: made once, shared by every attempt. Owned by
     /// JS (it holds only a weak reference), so a route settling after `free()` finds nothing.
     pub(super) report_attempt: Function,
     /// The JS strings of `AttemptId::suffix` by attempt index (at most `maxAttemptsPerTurn`):
@@ -93,7 +93,9 @@ impl LadderIo {
             max_answer_units: u32::try_from(answer_read_chars.saturating_mul(2))
                 .unwrap_or(u32::MAX),
             io: RefCell::new(Io::default()),
-            report_attempt: Closure::<dyn FnMut(u32, u8, JsValue) -> bool>::new(report)
+            // `Fn`, not `FnMut`: a report may come while another runs (a fallback's route
+            // that throws at once, called from the report of the primary's failure).
+            report_attempt: Closure::<dyn Fn(u32, u8, JsValue) -> bool>::new(report)
                 .into_js_value()
                 .unchecked_into(),
             suffixes: RefCell::new(Vec::new()),

@@ -1,12 +1,12 @@
 //! Calling a route and following what it does: a fresh signal per attempt, the hostile-object-safe
-//! `glue.watch`, and each report handed to the ladder (T3, T4, T6, T12, T15).
+//! `glue.callRoute`, and each report handed to the ladder (T3, T4, T6, T12, T15).
 
 use super::attempts::AttemptIo;
 use super::ladder_io::{history_js, input, read, AnyLadderHost, LadderIo};
 use alloc::borrow::ToOwned;
 use alloc::vec::Vec;
 // The hosts' methods, for a build with one host (not `dyn`; see `AnyLadderHost`).
-use super::{new_abort_controller, CHUNK, END, REJECTED, RESOLVED};
+use super::{CHUNK, END, REJECTED, RESOLVED};
 use crate::core::turn::history::Exchange;
 use crate::core::turn::record::{AttemptResult, Failure, TurnStatus};
 use crate::core::turn::AttemptId;
@@ -55,9 +55,8 @@ impl LadderIo {
             }
         }
         let history = history_js(history);
-        let attempt_abort = new_abort_controller();
         let suffix = self.suffix_js(&request_id);
-        let (request, id) = {
+        let id = {
             let mut io = self.io.borrow_mut();
             let id = io.next_attempt;
             let Some(turn) = io.turns.get_mut(request_id.turn_id()) else {
@@ -68,13 +67,8 @@ impl LadderIo {
             // The id's text, built once by the ladder, crosses to JS once; records and events
             // reuse this JS string.
             let request_id_js = strings.add_request_id(&request_id, &suffix);
-            let request = glue::attempt_request(
-                &request_id_js,
-                &strings.turn_id,
-                &strings.input,
-                &attempt_abort.signal(),
-                &history,
-            );
+            let attempt_abort =
+                glue::new_attempt(&request_id_js, &strings.turn_id, &strings.input, &history);
             io.next_attempt = id.wrapping_add(1);
             io.attempts.insert(
                 id,
@@ -83,24 +77,21 @@ impl LadderIo {
                     abort: Some(attempt_abort),
                 },
             );
-            (request, id)
+            id
         };
         let Some(js_route) = self.routes.get(route) else {
             self.on_attempt_report(host, id, REJECTED, &JsValue::UNDEFINED);
             return;
         };
-        match js_route.generate.call1(&js_route.object, &request) {
-            Err(error) => {
-                self.on_attempt_report(host, id, REJECTED, &error);
-            }
-            // `watch` never throws: a hostile result (a throwing `then` or `getReader` getter)
-            // comes back through `report` as a rejection.
-            Ok(value) => {
-                if !glue::watch(&value, id, &self.report_attempt) {
-                    self.on_attempt_report(host, id, RESOLVED, &value);
-                }
-            }
-        }
+        // What the route does comes back through `report_attempt`, a plain value or an
+        // exception at once; `callRoute` never throws, even for a hostile result (a throwing
+        // `then` or `getReader` getter).
+        glue::call_route(
+            &js_route.object,
+            &js_route.generate,
+            id,
+            &self.report_attempt,
+        );
     }
 
     /// A route's text, cut on the JS side to what `maxAnswerChars` can use before it is copied
