@@ -54,6 +54,8 @@ impl LadderIo {
                 self.open_turn(turn_id.to_owned(), strings.turn_id, strings.input);
             }
         }
+        // Looked up before `newAttempt`, whose request waits in the glue for `callRoute`.
+        let js_route = self.routes.get(route);
         let history = history_js(history);
         let suffix = self.suffix_js(&request_id);
         let id = {
@@ -67,19 +69,14 @@ impl LadderIo {
             // The id's text, built once by the ladder, crosses to JS once; records and events
             // reuse this JS string.
             let request_id_js = strings.add_request_id(&request_id, &suffix);
-            let attempt_abort =
-                glue::new_attempt(&request_id_js, &strings.turn_id, &strings.input, &history);
+            let abort = js_route.map(|_| {
+                glue::new_attempt(&request_id_js, &strings.turn_id, &strings.input, &history)
+            });
             io.next_attempt = id.wrapping_add(1);
-            io.attempts.insert(
-                id,
-                AttemptIo {
-                    request_id,
-                    abort: Some(attempt_abort),
-                },
-            );
+            io.attempts.insert(id, AttemptIo { request_id, abort });
             id
         };
-        let Some(js_route) = self.routes.get(route) else {
+        let Some(js_route) = js_route else {
             self.on_attempt_report(host, id, REJECTED, &JsValue::UNDEFINED);
             return;
         };
