@@ -236,3 +236,53 @@ fn text_cut_to_answer_read_chars_by_the_shell_ends_the_same_way() {
         }
     }
 }
+
+/// Without sentences wanted (`emit_sentences: false`, a controller with no `onSentence`), a whole
+/// answer is taken unsplit when it fits: the records, the events and the text handed to TTS are
+/// the same as when it is split, at the bound, one past it, around white space and multi-byte
+/// characters. One that fits emits no sentence; one that does not is split as before.
+#[test]
+fn an_unsplit_whole_answer_delivers_what_a_split_one_does() {
+    let answers = [
+        "One. Two.",
+        "  One. Two.  ",
+        "0123456789",
+        "0123456789 ",
+        " 0123456789",
+        "0123456789A",
+        "One two. Three four five six",
+        "Ein Ärger. Öl über Überall.",
+        "日本語の文。二つ目の文です。",
+        "no sentence end at all here",
+        "Short.\n\nNext line here is long",
+    ];
+    for answer in answers {
+        let run = |emit_sentences: bool| {
+            let mut config = Sim::config(5_000, 2_000);
+            config.max_answer_chars = 10;
+            config.emit_sentences = emit_sentences;
+            let reply = answer.to_owned();
+            let mut sim = Sim::new(config, move |_| ok(100, &reply));
+            sim.start("t1", "say it");
+            sim.run_until(Millis(1_000));
+            sim
+        };
+        let (split, whole) = (run(true), run(false));
+        assert_eq!(whole.settled, split.settled, "{answer:?}");
+        assert_eq!(whole.events, split.events, "{answer:?}");
+        assert_eq!(whole.spoken, split.spoken, "{answer:?}");
+        if answer.trim_start().chars().count() <= 10 {
+            assert!(whole.emitted_sentences.is_empty(), "{answer:?}");
+        } else {
+            assert_eq!(
+                whole.emitted_sentences, split.emitted_sentences,
+                "{answer:?}"
+            );
+        }
+        assert_eq!(
+            split.settled.len(),
+            1,
+            "{answer:?}: the turn settled in both"
+        );
+    }
+}

@@ -91,6 +91,7 @@ impl TurnController {
         let on_error = options_fields.optional_function("onError")?;
         // No `onEvent`: the ladder makes no events, rather than making them for nobody.
         config.emit_events = on_event.is_some();
+        config.emit_sentences = on_sentence.is_some();
         let recovery_text = JsValue::from_str(&config.recovery_text);
         let max_input_units =
             u32::try_from(config.max_input_chars.saturating_mul(2)).unwrap_or(u32::MAX);

@@ -104,7 +104,8 @@ impl TurnLadder {
         match outcome {
             Ok(text) => {
                 self.commit(turn_id, index, now);
-                let full = self.deliver_chunk(turn_id, &text, now);
+                let full =
+                    !self.deliver_whole(turn_id, &text) && self.deliver_chunk(turn_id, &text, now);
                 // A whole answer over the bound is cut like a stream; there is nothing to abort.
                 self.complete(turn_id, full.then_some(Failure::AnswerTooLong), now);
             }

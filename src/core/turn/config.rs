@@ -78,6 +78,9 @@ pub struct TurnConfig {
     /// Whether `Action::Event`s are queued. A shell with no one listening turns them off, and a
     /// turn then allocates nothing for them.
     pub emit_events: bool,
+    /// Whether `Action::Sentence`s are queued. Without them a whole answer within the bound is
+    /// taken as it is, not split into sentences: the same accepted text, less work a turn.
+    pub emit_sentences: bool,
 }
 
 impl TurnConfig {
@@ -130,6 +133,7 @@ impl TurnConfig {
             max_answer_chars: Self::DEFAULT_MAX_ANSWER_CHARS,
             history_max_chars: Self::DEFAULT_HISTORY_MAX_CHARS,
             emit_events: true,
+            emit_sentences: true,
         }
     }
 }

@@ -105,6 +105,21 @@ impl Delivery {
         (sentences, full)
     }
 
+    /// A whole answer taken at once, unsplit, when it is within the bound: what `take` and
+    /// `finish` would deliver, without the sentences. False (nothing taken) otherwise.
+    fn take_whole(&mut self, text: &str) -> bool {
+        // As `take`: white space before the first word is no part of the answer nor its bound.
+        let text = text.trim_start();
+        let chars = text.chars().count();
+        if !self.text.is_empty() || chars > self.max_chars {
+            return false;
+        }
+        self.text.push_str(text);
+        (self.text_chars, self.delivered_chars) = (chars, chars);
+        self.delivered_bytes = text.len();
+        true
+    }
+
     /// Marks `text[..end]` as delivered if it ends within the bound; false otherwise.
     fn hand_out_to(&mut self, end: usize) -> bool {
         let Some(segment) = self.text.get(self.delivered_bytes..end) else {
@@ -220,6 +235,18 @@ impl TurnLadder {
             });
         }
         full
+    }
+
+    /// A whole answer, when no one wants its sentences (`TurnConfig::emit_sentences`): taken
+    /// unsplit if it is within the bound. False when it was not taken (`deliver_chunk` then is).
+    pub(super) fn deliver_whole(&mut self, turn_id: &str, text: &str) -> bool {
+        if self.config.emit_sentences {
+            return false;
+        }
+        self.active
+            .get_mut(turn_id)
+            .and_then(|turn| turn.delivery.as_mut())
+            .is_some_and(|delivery| delivery.take_whole(text))
     }
 
     /// The committed stream passed `max_answer_chars`: abort it, so the provider stops, and
