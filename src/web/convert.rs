@@ -3,7 +3,7 @@
 
 use crate::core::text::decimal;
 use alloc::string::String;
-use js_sys::{Function, Reflect};
+use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A finite number with no fractional part (what `fract() == 0.0` said with `std`).
@@ -84,6 +84,19 @@ impl<'a> Fields<'a> {
 
     fn name(&self, key: &str) -> String {
         [self.path, ".", key].concat()
+    }
+
+    /// An object that is not an array (a request's `headers` or `body`), `undefined` when absent.
+    #[cfg_attr(not(feature = "controller"), allow(dead_code))]
+    pub(crate) fn optional_object(&self, key: &str) -> Result<JsValue, JsValue> {
+        let value = self.get(key)?;
+        if value.is_undefined() || (value.is_object() && !Array::is_array(&value)) {
+            Ok(value)
+        } else {
+            Err(type_error(
+                &[&self.name(key), " must be an object"].concat(),
+            ))
+        }
     }
 
     /// A required, non-empty string.

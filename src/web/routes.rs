@@ -4,7 +4,7 @@
 
 use crate::core::turn::sse::{ChatDelta, ChatStreamDecoder as Decoder};
 use crate::web::chat_request::{generate, on_response, ChatSpec};
-use crate::web::convert::{type_error, Fields};
+use crate::web::convert::Fields;
 use crate::web::js_object::JsObject;
 use js_sys::{Array, Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -87,20 +87,8 @@ pub fn open_ai_compatible_route(
     let share_history = fields.bool("shareHistory", false)?;
     let system_prompt = fields.optional_string("systemPrompt")?;
     let persona = fields.optional_string("persona")?;
-    let mut objects = [JsValue::UNDEFINED, JsValue::UNDEFINED];
-    for (key, slot) in ["headers", "body"].into_iter().zip(objects.iter_mut()) {
-        let value = fields.get(key)?;
-        if value.is_undefined() {
-            continue;
-        }
-        if !value.is_object() || Array::is_array(&value) {
-            return Err(type_error(
-                &["options.", key, " must be an object"].concat(),
-            ));
-        }
-        *slot = value;
-    }
-    let [headers, body] = objects;
+    let headers = fields.optional_object("headers")?;
+    let body = fields.optional_object("body")?;
     let spec = ChatSpec {
         url: url.into(),
         model: model.into(),

@@ -9,7 +9,7 @@ use crate::web::glue;
 use crate::web::js_object::JsObject;
 use crate::web::promise::{discard, ignore, then};
 use alloc::string::String;
-use js_sys::{Array, JsString, Object, Promise, Reflect, JSON};
+use js_sys::{JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::{intern, prelude::*};
 use web_sys::{RequestInit, Response};
 
@@ -44,20 +44,8 @@ pub fn open_ai_compatible_speech(
             ));
         }
     }
-    let mut objects = [JsValue::UNDEFINED, JsValue::UNDEFINED];
-    for (key, slot) in ["headers", "body"].into_iter().zip(objects.iter_mut()) {
-        let value = fields.get(key)?;
-        if value.is_undefined() {
-            continue;
-        }
-        if !value.is_object() || Array::is_array(&value) {
-            return Err(type_error(
-                &["options.", key, " must be an object"].concat(),
-            ));
-        }
-        *slot = value;
-    }
-    let [headers, body] = objects;
+    let headers = fields.optional_object("headers")?;
+    let body = fields.optional_object("body")?;
     let ignore = ignore();
     let on_response =
         Closure::<dyn Fn(Response) -> Result<JsValue, JsValue>>::new(move |response| {

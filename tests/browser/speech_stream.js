@@ -358,7 +358,7 @@ const scenarios = {
     }
   },
 
-  async badStreamDescriptorsRejectWithNamedErrors({ make }) {
+  async badStreamDescriptorsRejectWithNamedErrors({ make, speech }) {
     const context = new AudioContext();
     const player = make({ audioContext: context });
     const stream = () => new ReadableStream();
@@ -372,6 +372,14 @@ const scenarios = {
     locked.getReader();
     await assertThrows(() => player.enqueue("t1", { stream: locked, format: "pcm16", sampleRate: 24000 }), TypeError, /locked/, "locked");
     assertThrows(() => make({ audioContext: context, streamIdleTimeoutMs: -1 }), RangeError, /streamIdleTimeoutMs/, "idle timeout");
+    // openAiCompatibleSpeech's own options, named as the route's are.
+    const good = { url: "/v1/audio/speech", model: "tts-1", voice: "alloy" };
+    await assertThrows(() => speech({ ...good, voice: undefined }), TypeError, /options\.voice/, "speech voice");
+    await assertThrows(() => speech({ ...good, format: "mp3" }), RangeError, /options\.format/, "speech format");
+    await assertThrows(() => speech({ ...good, headers: "x" }), TypeError, /^options\.headers must be an object/, "speech headers");
+    await assertThrows(() => speech({ ...good, body: [] }), TypeError, /^options\.body must be an object/, "speech body");
+    await assertThrows(() => speech(null), TypeError, /options/, "speech options");
+    assertEq(typeof speech({ ...good, headers: { "x-app": "1" }, body: { speed: 1.2 } }), "function", "objects are accepted");
     player.free();
     await context.close();
   },

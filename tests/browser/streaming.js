@@ -252,7 +252,9 @@ const scenarios = {
       [{ url: "/x", model: "m" }, TypeError, /options\.name/],
       [{ name: "a", model: "m" }, TypeError, /options\.url/],
       [{ name: "a", url: "/x" }, TypeError, /options\.model/],
-      [{ name: "a", url: "/x", model: "m", headers: "x" }, TypeError, /options\.headers/],
+      [{ name: "a", url: "/x", model: "m", headers: "x" }, TypeError, /^options\.headers must be an object/],
+      [{ name: "a", url: "/x", model: "m", headers: null }, TypeError, /^options\.headers must be an object/],
+      [{ name: "a", url: "/x", model: "m", body: [] }, TypeError, /^options\.body must be an object/],
       [{ name: "a", url: "/x", model: "m", shareHistory: "yes" }, TypeError, /options\.shareHistory/],
       [null, TypeError, /options/],
     ];
