@@ -104,8 +104,9 @@ impl TurnLadder {
         match outcome {
             Ok(text) => {
                 self.commit(turn_id, index, now);
-                let full =
-                    !self.deliver_whole(turn_id, &text) && self.deliver_chunk(turn_id, &text, now);
+                // Unsplit when no one wants its sentences and it fits; else as a stream's chunk.
+                let taken_whole = self.deliver_whole(turn_id, &text);
+                let full = !taken_whole && self.deliver_chunk(turn_id, &text, now);
                 // A whole answer over the bound is cut like a stream; there is nothing to abort.
                 self.complete(turn_id, full.then_some(Failure::AnswerTooLong), now);
             }
