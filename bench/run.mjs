@@ -164,6 +164,30 @@ const range = (s, unit) => `${unit(s.median)} (${unit(s.min)}–${unit(s.max)})`
 const x = (s) => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 const r = results;
 // Issue 26's targets, gzipped wasm + JS.
+/**
+ * Issue 23: what the page's voice detector adds to `turnguard` (src/core/voice/vad.rs), with the
+ * barge-in rules around it (the echo estimate and its words, the pause, backchannels, the word
+ * gate): their code, and that code gzipped at the entry's own ratio (a build without them would
+ * need another feature set; the detector has no network to load).
+ */
+function voiceDetectorRow(r) {
+  const bytes = r.wasmBytes.turnguard;
+  if (!bytes) return ["size, the voice detector in turnguard", "— (no target/sizes/turnguard.wasm)", "—"];
+  const of = (parts) =>
+    bytes.modules
+      .filter((module) => parts.some((part) => module.name === `turnguard::core::voice::${part}`))
+      .reduce((sum, module) => sum + module.bytes, 0);
+  const detector = of(["vad"]);
+  const bargeIn = of(["vad", "echo", "echo_words", "word_gate", "pause", "backchannel"]);
+  const ratio = r.size.turnguard.wasmGz / (bytes.code + bytes.data);
+  const gz = (code) => `${((code * ratio) / 1024).toFixed(2)} KiB`;
+  return [
+    "size, the voice detector in turnguard: code (names kept, before gzip) / gzipped at the entry's ratio",
+    `${detector.toLocaleString("en-US")} B / ≈ ${gz(detector)}`,
+    `with the echo estimate, the pause, backchannels and the word gate (issue 23): ${bargeIn.toLocaleString("en-US")} B / ≈ ${gz(bargeIn)}; no network to load (an energy detector, not earshot's 40 KiB one)`,
+  ];
+}
+
 const SIZE_TARGETS = { turnguard: "target ≤ 80 KiB total", "turnguard/controller": "target ≤ 30 KiB total" };
 const rows = [
   ...Object.entries(SIZE_TARGETS).map(([entry, target]) => {
@@ -185,6 +209,7 @@ const rows = [
   }),
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
 ];
+rows.push(voiceDetectorRow(r));
 for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.settings.inFlight} in flight`]]) {
   const t = r.perTurnMs[mode];
   rows.push([
