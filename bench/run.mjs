@@ -13,6 +13,7 @@ import { ENTRIES, entrySize } from "../scripts/size.mjs";
 import { attribute, groupTable } from "../scripts/wasm-sizes.mjs";
 import { runVoiceBench, VOICE_CHROMIUM_ARGS, voiceRows } from "./voice.mjs";
 import { runLifecycleBench } from "./lifecycle.mjs";
+import { runVadBench, vadRows } from "./vad.mjs";
 
 const tiny = process.env.BENCH_TINY === "1";
 const SOAK_TURNS = Number(process.env.BENCH_SOAK_TURNS ?? (tiny ? 2000 : 100_000));
@@ -118,6 +119,8 @@ try {
   results.oneProvider = oneProviderSize();
   results.wasmBytes = wasmBytes();
   results.sdkSize = sdkSizes();
+  // Issue 23: the page's voice detector and the trial with earshot's network, natively, side by side.
+  results.vad = runVadBench(root, { tiny });
 
   // Time to ready: a fresh context (empty cache) fetches, compiles and initialises the module.
   const ready = [];
@@ -183,7 +186,7 @@ function voiceDetectorRow(r) {
   return [
     "size, the voice detector in turnguard: code (names kept, before gzip) / gzipped at the entry's ratio",
     `${detector.toLocaleString("en-US")} B / ≈ ${gz(detector)}`,
-    `with the echo estimate, the pause, backchannels and the word gate (issue 23): ${bargeIn.toLocaleString("en-US")} B / ≈ ${gz(bargeIn)}; no network to load (an energy detector, not earshot's 40 KiB one)`,
+    `with the echo estimate, the pause, backchannels and the word gate (issue 23): ${bargeIn.toLocaleString("en-US")} B / ≈ ${gz(bargeIn)}; no network to load (an energy detector; earshot's network: the next rows)`,
   ];
 }
 
@@ -209,6 +212,7 @@ const rows = [
   }),
   ["time to ready: fetch + compile + init()", range(r.timeToReadyMs, (ms) => `${ms.toFixed(1)} ms`), "—"],
   voiceDetectorRow(r),
+  ...vadRows(r.vad, r.size.turnguard.totalGz),
 ];
 for (const [mode, label] of [["sequential", "sequential"], ["inFlight", `${r.settings.inFlight} in flight`]]) {
   const t = r.perTurnMs[mode];

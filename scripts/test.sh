@@ -15,6 +15,9 @@ cargo clippy --quiet --lib --target wasm32-unknown-unknown -- -D warnings
 
 step "native: cargo test"
 cargo test --quiet
+# The voice detector's trial with earshot's network (never shipped; performance.md, "The voice
+# detector: energy or earshot"): its detector tests with the network in.
+cargo test --quiet --lib --features earshot core::voice::vad
 
 # The same scenario and property suites of the core on wasm32 (32-bit usize, wasm float
 # formatting and allocation), under wasm-bindgen-test in Node: no browser needed. The files alias

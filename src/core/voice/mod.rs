@@ -32,6 +32,8 @@ pub mod echo;
 pub mod echo_words;
 pub mod heard;
 pub mod latency;
+#[cfg(feature = "earshot")]
+mod neural;
 mod output;
 mod pause;
 pub mod pcm;
