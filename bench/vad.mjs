@@ -26,7 +26,8 @@ const GAP_S = "1.2";
 /** Writes the corpus (PCM16 at 16 kHz) and its truth into `dir`; returns their paths. */
 function makeCorpus(dir, tiny) {
   mkdirSync(dir, { recursive: true });
-  const sox = (...args) => execFileSync("sox", args, { stdio: ["ignore", "ignore", "inherit"] });
+  // -R: sox's noise the same every run, so both detectors and every run hear the same bytes.
+  const sox = (...args) => execFileSync("sox", ["-R", ...args], { stdio: ["ignore", "ignore", "inherit"] });
   const parts = [];
   const truth = [];
   const add = (file, kind, name) => {
