@@ -1,5 +1,5 @@
 // The voice detector's rows of `npm run bench` (issue 23, item 1): the page's energy detector and
-// the trial that also asks earshot's network (`--features earshot`, src/core/voice/vad.rs), over
+// the trial that also asks earshot's network (`--features earshot`, src/core/voice/neural.rs), over
 // one recorded corpus: the user's utterances in two espeak-ng voices and six sounds that are not
 // speech, on a quiet room's noise. Each detector runs natively (bench/vad_corpus.rs) on the same
 // bytes; the trial's cost in `turnguard`'s size comes from a build with it (not in tiny mode).
@@ -30,14 +30,13 @@ function makeCorpus(dir, tiny) {
   const sox = (...args) => execFileSync("sox", ["-R", ...args], { stdio: ["ignore", "ignore", "inherit"] });
   const parts = [];
   const truth = [];
+  const gap = path.join(dir, "gap.wav");
+  sox("-n", ...RATE, gap, "trim", "0", GAP_S);
+  // Each sound is followed by the same quiet gap.
   const add = (file, kind, name) => {
-    parts.push(file);
     const seconds = execFileSync("soxi", ["-D", file]).toString().trim();
-    truth.push(`${kind} ${seconds} ${name}`);
-    const gap = path.join(dir, "gap.wav");
-    sox("-n", ...RATE, gap, "trim", "0", GAP_S);
-    parts.push(gap);
-    truth.push(`gap ${GAP_S} gap`);
+    parts.push(file, gap);
+    truth.push(`${kind} ${seconds} ${name}`, `gap ${GAP_S} gap`);
   };
   const utterances = tiny ? UTTERANCES.slice(0, 2) : UTTERANCES;
   utterances.forEach((text, i) => {
