@@ -40,8 +40,9 @@ export const SERVICES = Object.freeze({
  *   `log` receives one line per request (method, path, status), never a
  *   query string or a body: those may hold what the user said. `python`: the
  *   interpreter of the speech engine (null: none; default: engine.mjs's choice).
+ *   `speechPhrases`: a file of the only phrases the recognizer may hear (engine.mjs), or none.
  */
-export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log, upstream = upstreamConfig(), python } = {}) {
+export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_ROOT, log, upstream = upstreamConfig(), python, speechPhrases = null } = {}) {
   if (!LOOPBACK_HOSTS.has(host)) throw new RangeError(`host must be a loopback address, got "${host}"`);
   const rootDir = realpathSync(path.resolve(root));
   const stats = new DevStats();
@@ -49,7 +50,7 @@ export async function startDevStack({ port = 0, host = "127.0.0.1", root = REPO_
   const sockets = new Set();
   let authority = "";
 
-  const engine = createEngine(python);
+  const engine = createEngine(python, { phrases: speechPhrases });
   const ctx = {
     stats,
     engine,

@@ -4,11 +4,14 @@
 // `node --test www/speech.test.mjs`; needs `npm run bootstrap` (.venv with pocketsphinx, espeak-ng, sox).
 
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, before, test } from "node:test";
 import WebSocket from "ws";
 import { speechPcm, speechToolsMissing, TEST_SENTENCES, wordErrorRate } from "../tests/e2e/demo-speech.mjs";
 import { startDevStack } from "./devstack.mjs";
-import { enginePython } from "./devstack/engine.mjs";
+import { createEngine, enginePython } from "./devstack/engine.mjs";
 
 const skip = speechToolsMissing() ?? (enginePython() ? false : "no .venv with pocketsphinx (npm run bootstrap makes it)");
 const FRAME_BYTES = 3200; // 100 ms, the LiveTranscriber's frame size
@@ -163,4 +166,32 @@ test("TTS without ?voice= stays the tone the other suites time; a bad voice name
   assert.equal(tone.headers.get("x-tts-engine"), "tone");
   assert.equal(Buffer.from(await tone.arrayBuffer()).readUInt32LE(24), 24000);
   assert.equal((await post("?voice=en;rm%20-rf")).status, 400);
+});
+
+test("with --phrases the engine hears only whole phrases of its file: the room's words come back as themselves", { skip }, async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "turnguard-phrases-"));
+  const phrases = path.join(dir, "phrases.txt");
+  writeFileSync(phrases, ["okay", "uh huh", "stop", "wait a moment", "What time is it?", "Tell me a joke.", "I cannot see outside from here."].join("\n"));
+  const engine = createEngine(enginePython(), { phrases });
+  try {
+    const finals = [];
+    for (const said of ["okay", "what time is it", "wait a moment"]) {
+      const events = [];
+      let flushed;
+      const done = new Promise((resolve) => (flushed = resolve));
+      const session = await engine.open((event) => {
+        events.push(event);
+        if (event.type === "flushed") flushed();
+      });
+      session.audio(speechPcm(said));
+      session.flush();
+      await done;
+      session.close();
+      finals.push(...events.filter((e) => e.type === "final").map((e) => e.text));
+    }
+    assert.deepEqual(finals, ["okay", "what time is it", "wait a moment"]);
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -9,11 +9,13 @@
 // numbers are measurements. `--json FILE` writes every round, the page's events and the echo
 // measurement; `--help` lists the options.
 
-import { writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startDevStack } from "../../www/devstack.mjs";
+import { topicSentences } from "../../www/devstack/chat.mjs";
 import { enginePython } from "../../www/devstack/engine.mjs";
 import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 import { captureLagMs, measureCanceller, residualInRounds } from "./echo.mjs";
@@ -36,6 +38,11 @@ export const USAGE = `usage: npm run room -- [options]
   --mix SPEC         the rounds' interjections, e.g. stop=2,backchannel=1,none=1 (the default)
   --backchannels L   the backchannels the user says, comma-separated (default "uh huh,okay"; the dev
                      stack's recognizer writes those as other words: "yeah,right,sure" it hears)
+  --recognizer R     the dev stack's recognizer: general (pocketsphinx's language model, the
+                     default) or script (a grammar of the room's phrases and the agent's sentences:
+                     it hears "okay" as "okay", as a provider would, where the general model
+                     writes another word)
+  --user-voice V     the user's espeak-ng voice (default ${USER_VOICE}; the agent speaks en-us)
   --seed S           seeds the plan: kinds, moments, phrases (default 1)
   --echo-check on|off  measure the canceller before the rounds (default on)
   --min-speech-ms N  the session's bargeIn.minSpeechMs: voice this long pauses the agent (default: the session's)
@@ -44,7 +51,7 @@ export const USAGE = `usage: npm run room -- [options]
 
 /** The options of a run, from argv. Throws a TypeError/RangeError naming a bad one. */
 export function parseArgs(argv) {
-  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, backchannels: BACKCHANNELS, seed: 1, echoCheck: true, json: null, verbose: false };
+  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, backchannels: BACKCHANNELS, recognizer: "general", userVoice: USER_VOICE, seed: 1, echoCheck: true, json: null, verbose: false };
   const onOff = (flag, value) => {
     if (value !== "on" && value !== "off") throw new RangeError(`${flag} must be on or off, got ${value}`);
     return value === "on";
@@ -71,11 +78,15 @@ export function parseArgs(argv) {
     else if (flag === "--min-speech-ms") options.minSpeechMs = Number(value);
     else if (flag === "--mix") options.mix = parseMix(value);
     else if (flag === "--backchannels") options.backchannels = parsePhrases(flag, value);
+    else if (flag === "--recognizer") options.recognizer = value;
+    else if (flag === "--user-voice") options.userVoice = value;
     else throw new TypeError(`unknown argument ${arg}\n${USAGE}`);
   }
   if (!Number.isInteger(options.rounds) || options.rounds < 1) throw new RangeError("--rounds must be a whole number ≥ 1");
   if (!(Number.isFinite(options.echoDb) && options.echoDb <= 0)) throw new RangeError("--echo-db must be a number ≤ 0");
   if (!(Number.isFinite(options.delayMs) && options.delayMs >= 1 && options.delayMs <= 2000)) throw new RangeError("--delay-ms must be from 1 to 2000");
+  if (options.recognizer !== "general" && options.recognizer !== "script") throw new RangeError(`--recognizer must be general or script, got ${options.recognizer}`);
+  if (!/^[a-z0-9+-]+$/i.test(options.userVoice)) throw new RangeError(`--user-voice: "${options.userVoice}" is not an espeak-ng voice name`);
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
   if (options.minSpeechMs !== undefined && !(Number.isFinite(options.minSpeechMs) && options.minSpeechMs >= 0)) throw new RangeError("--min-speech-ms must be a number ≥ 0");
   return options;
@@ -163,7 +174,13 @@ export async function runRoom(options, { log = () => {} } = {}) {
   const missing = await roomToolsMissing();
   if (missing) throw new Error(missing);
   if (!enginePython()) throw new Error("no .venv with pocketsphinx (npm run bootstrap makes it)");
-  const stack = await startDevStack({ port: 0, upstream: null });
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "turnguard-room-"));
+  let speechPhrases = null;
+  if (options.recognizer === "script") {
+    speechPhrases = path.join(scratch, "phrases.txt");
+    writeFileSync(speechPhrases, [...QUESTIONS, ...STOPS, ...(options.backchannels ?? BACKCHANNELS), ...topicSentences()].join("\n"));
+  }
+  const stack = await startDevStack({ port: 0, upstream: null, speechPhrases });
   let room = null;
   let browser = null;
   try {
@@ -229,7 +246,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
     let lastUserEnd = 0;
     /** The user says `text`; the utterance as the recording has it (the probe channel). */
     const say = async (text, kind, round) => {
-      const played = await room.play(spokenWav(room.dir, text, USER_VOICE));
+      const played = await room.play(spokenWav(room.dir, text, options.userVoice ?? USER_VOICE));
       await sleep(60);
       const from = recorder.frameOfWall(played.startedAt) - 20;
       const found = spans(probe(), { from, to: recorder.frameOfWall(played.endedAt) + 20 });
@@ -313,6 +330,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
     await browser?.close().catch(() => {});
     await room?.close();
     await stack.close();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 

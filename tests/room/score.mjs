@@ -16,7 +16,8 @@
 //   a pause split in two); otherwise it is a *self-cut*: the agent cut by its own echo;
 // - a turn the user did not cause is an *extra turn*;
 // - a "stop" (or a backchannel) counts when the user's first sound fell while a turn of the agent
-//   sounded in the air (its first to its last sound); it *cut* when that turn got a barge-in after
+//   sounded in the air (its first sound to its last, or to its playback's end when the user began
+//   in a gap between its words); it *cut* when that turn got a barge-in after
 //   the user's first sound that is not a self-cut. Its latency runs from the user's first sound in
 //   the air to that turn's last sound in the air.
 
@@ -121,6 +122,16 @@ const byUser = (anchor, utterances, startedAt = -Infinity) =>
   utterances.some((u) => u.onsetAt + MIN_REACTION_MS <= anchor.at + CLOCK_SLACK_MS && u.endAt >= anchor.at - anchor.windowMs && u.endAt > startedAt - CLOCK_SLACK_MS);
 
 /**
+ * The frame from which the turn `t` that `interjection` cut was silent: its last sound, or, when the
+ * user began in a gap between its words, where its first pause after that (or the cut) fell.
+ */
+function silentFrom(t, interjection, entries, airFrameOf) {
+  if (t.air[1] > interjection.onsetFrame) return t.air[1];
+  const pause = entries.find((e) => e.kind === "event" && e.event.type === "paused" && e.event.turnId === t.turnId && e.at >= interjection.onsetAt);
+  return Math.min(airFrameOf(pause?.at ?? t.bargeIn.at), t.playingUntil);
+}
+
+/**
  * Scores a run. `entries`: the page's reports; `utterances`: what the user said, each
  * `{ kind: "question" | "stop" | "backchannel", text, round, onsetAt, endAt, onsetFrame }` (found in
  * the recording); `rounds`: `{ index, kind, turnId }` (the turn the harness took for the question's
@@ -146,7 +157,11 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     const next = playing[i + 1]?.playbackAt ?? Infinity;
     const to = t.ended ? frameOfWall(Math.min(t.ended.at + CUT_TAIL_MS, next + lagMs - NEXT_MARGIN_MS)) : Math.min(speaker.length, frameOfWall(next + lagMs - NEXT_MARGIN_MS));
     const start = firstSound(speaker, from, to);
-    if (start >= 0) t.air = [start, lastSoundEnd(speaker, start, to)];
+    if (start < 0) continue;
+    t.air = [start, lastSoundEnd(speaker, start, to)];
+    // Until its playback ended, a silence inside the turn is a gap between its words, and a pause
+    // (V7) can fall in one: the user's words there fell into the turn, though the air was quiet.
+    t.playingUntil = t.ended ? Math.max(t.air[1], frameOfWall(t.ended.at + lagMs)) : t.air[1];
   }
 
   const perRound = rounds.map((round) => {
@@ -156,7 +171,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     const result = { index: round.index, kind: round.kind, question: question?.text ?? null, turnId: answer?.turnId ?? null, input: answer?.input ?? null, answered: Boolean(answer?.air), completed: Boolean(answer?.ended && !answer.ended.cut) };
     if (!interjection) return { ...result, interjection: null };
     // What the interjection fell into: the turn sounding in the air at the user's first sound.
-    const into = turns.find((t) => t.air && t.air[0] <= interjection.onsetFrame && interjection.onsetFrame < t.air[1]);
+    const into = turns.find((t) => t.air && t.air[0] <= interjection.onsetFrame && interjection.onsetFrame < t.playingUntil);
     // Whether the recognizer heard the interjection at all: a caption or a barge-in, from soon
     // after its first sound to ATTRIBUTION_MS after its end.
     const heard = entries.some((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS && ((e.kind === "caption" && e.text.trim() !== "") || (e.kind === "event" && e.event.type === "barge_in")));
@@ -171,7 +186,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
       intoAnswerMs: Math.round((interjection.onsetFrame - into.air[0]) * FRAME_MS),
       cut,
       cause: cut ? into.bargeIn.cause : null,
-      latencyMs: cut ? Math.round((into.air[1] - interjection.onsetFrame) * FRAME_MS) : null,
+      latencyMs: cut ? Math.round((silentFrom(into, interjection, entries, (at) => frameOfWall(at + lagMs)) - interjection.onsetFrame) * FRAME_MS) : null,
       // The audio clock's heard milliseconds of the cut turn, beside what sounded in the air (P3).
       heardMs: into.ended?.heardMs ?? null,
       airMs: Math.round((into.air[1] - into.air[0]) * FRAME_MS),

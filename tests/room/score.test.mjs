@@ -143,6 +143,19 @@ test("a stop the agent talks through is counted and not cut; one after the answe
   assert.equal(s.perRound[1].inAnswer, false);
 });
 
+test("a backchannel said in a gap between the answer's words falls into it; a pause there cuts from the pause", () => {
+  const r = run();
+  r.say(0, "question", "what is your name", 1000, 2000);
+  r.turn("s:turn-1", 3000, 3200, 6000, "final");
+  r.speaker.fill(0, (5000 + 50) / FRAME_MS, (6000 + 50) / FRAME_MS); // the words' gap from 5000, then the pause
+  r.say(0, "backchannel", "uh huh", 5100, 5400);
+  r.entries.push({ kind: "event", at: 5250, event: { type: "paused", turnId: "s:turn-1", cause: "voice" } });
+  r.rounds.push({ index: 0, kind: "backchannel", turnId: "s:turn-1" });
+  const s = r.scored();
+  assert.deepEqual([s.selfCuts, s.backchannels.cut, s.backchannels.total], [0, 1, 1]);
+  assert.equal(s.perRound[0].latencyMs, 200); // the pause at 5250 reached the air at 5300
+});
+
 test("a cut with no user words near it is a self-cut, and a turn nobody asked for is an extra turn", () => {
   const r = run();
   r.say(0, "question", "what time is it", 1000, 2000);

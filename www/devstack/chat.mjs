@@ -13,6 +13,11 @@ const TOPICS = [
   { words: /\b(thank|thanks|bye|goodbye)\b/, ava: "You are welcome. Talk to you soon.", max: "Anytime! See you soon!" },
 ];
 
+/** Every sentence a topic's answer says, in either persona (the room's recognizer grammar hears the agent's echo as these). */
+export function topicSentences() {
+  return TOPICS.flatMap((topic) => [topic.ava, topic.max]).flatMap((answer) => answer.match(/[^.!?]+[.!?]*/g) ?? []).map((sentence) => sentence.trim());
+}
+
 /** The persona named in the system prompt: "max" when it mentions Max, else "ava". */
 export function personaOf(messages) {
   const system = messages.find((message) => message?.role === "system");

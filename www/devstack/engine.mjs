@@ -23,10 +23,11 @@ export function enginePython(env = process.env) {
 
 /**
  * The recognition process for `python` (null: recognition unavailable, every `open` rejects).
- * `open(onEvent)` resolves to a session handle; `warm()` starts the process now (npm start does,
+ * `phrases`: a file of the phrases it may hear, one a line (stt_engine.py's `--phrases`: a grammar
+ * in place of the general language model), or null. `open(onEvent)` resolves to a session handle; `warm()` starts the process now (npm start does,
  * so the first session does not wait for the model); `stats()` says whether it runs.
  */
-export function createEngine(python = enginePython()) {
+export function createEngine(python = enginePython(), { phrases = null } = {}) {
   let child = null;
   let ready = null;
   let nextNumber = 1;
@@ -35,7 +36,7 @@ export function createEngine(python = enginePython()) {
   const missing = () => Promise.reject(new Error("no .venv with pocketsphinx: run `npm run bootstrap`"));
 
   function start() {
-    child = spawn(python, [ENGINE], { stdio: ["pipe", "pipe", "pipe"] });
+    child = spawn(python, phrases ? [ENGINE, "--phrases", phrases] : [ENGINE], { stdio: ["pipe", "pipe", "pipe"] });
     const proc = child;
     ready = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("the speech engine did not start in time")), ENGINE_READY_MS);

@@ -18,10 +18,17 @@ An endpointer over pocketsphinx 5's voice activity detector (WebRTC VAD) finds w
 and ends; its Decoder, with the US-English model shipped in the wheel, turns each utterance into
 text. Times are seconds of audio received by the session, like Gladia's. Nothing said is ever
 logged.
+
+`stt_engine.py --phrases FILE` decodes with a grammar of FILE's phrases (one a line) instead of
+the general language model: a recognizer that knows what may be said, as the room's script does.
+The general model writes espeak-ng's short words as others ("okay" as "the" or "hey"), where a
+provider's model hears them; the grammar stands in for that accuracy. Phrases with a word the
+dictionary lacks are left out (their count goes to stderr, never their words).
 """
 
 import base64
 import json
+import re
 import signal
 import sys
 from collections import deque
@@ -91,13 +98,43 @@ def emit(message):
     sys.stdout.flush()
 
 
+def phrase_grammar(lines, known):
+    """A JSGF grammar whose utterance is any one of `lines` (lowercased, punctuation dropped), with
+    the phrases `known(word)` rejects for a word left out; returns (grammar, left out)."""
+    phrases, left_out = set(), 0
+    for line in lines:
+        words = re.sub(r"[^a-z' ]+", " ", line.lower()).split()
+        if not words:
+            continue
+        if all(known(word) for word in words):
+            phrases.add(" ".join(words))
+        else:
+            left_out += 1
+    choices = " | ".join(f"( {phrase} )" for phrase in sorted(phrases))
+    return f"#JSGF V1.0;\ngrammar script;\npublic <utterance> = {choices} ;\n", phrases, left_out
+
+
+def new_decoder(phrases):
+    """A decoder, and the phrases its grammar accepts (None: the general language model)."""
+    # FSG search logs an error when an utterance ends inside a phrase: that is not ours to report.
+    decoder = Decoder(samprate=SAMPLE_RATE, loglevel="FATAL" if phrases else "ERROR")
+    if not phrases:
+        return decoder, None
+    grammar, accepted, left_out = phrase_grammar(phrases, decoder.lookup_word)
+    if left_out:
+        sys.stderr.write(f"stt_engine: {left_out} phrases with words the dictionary lacks left out\n")
+    decoder.add_jsgf_string("script", grammar)
+    decoder.activate_search("script")
+    return decoder, accepted
+
+
 class Session:
     """One live session: an endpointer, a decoder, and the audio not yet framed."""
 
-    def __init__(self, session_id):
+    def __init__(self, session_id, phrases):
         self.id = session_id
         self.endpointer = Endpointer(SAMPLE_RATE)
-        self.decoder = Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
+        self.decoder, self.accepted = new_decoder(phrases)
         self.pending = b""
         self.received = 0  # bytes, for the time of partials
         self.in_utterance = False
@@ -146,7 +183,11 @@ class Session:
         text = hyp.hypstr if hyp else ""
         end = round(self.endpointer.speech_end, 3)
         emit({"id": self.id, "type": "speech_end", "time": end})
-        # Noise the VAD took for speech decodes to nothing: no transcript for it.
+        # Noise the VAD took for speech decodes to nothing: no transcript for it. With a grammar,
+        # the search's last word can end inside a phrase (its trailing silence unmatched) where its
+        # last partial was the whole phrase: that phrase is the utterance; a part of one is noise.
+        if self.accepted is not None and text not in self.accepted:
+            text = self.last_partial if self.last_partial in self.accepted else ""
         if text:
             emit({"id": self.id, "type": "final", "text": text, "start": self.start(), "end": end})
 
@@ -173,9 +214,13 @@ def main():
     # Ctrl-C reaches the whole process group: the dev stack stops this process itself (stdin
     # closes, or SIGTERM), so the interrupt is not ours to act on.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    phrases = None
+    if len(sys.argv) == 3 and sys.argv[1] == "--phrases":
+        with open(sys.argv[2], encoding="utf-8") as file:
+            phrases = file.read().splitlines()
     sessions = {}
     # Loading the model once up front makes the first session start as fast as the others.
-    Decoder(samprate=SAMPLE_RATE, loglevel="ERROR")
+    new_decoder(phrases)
     emit({"type": "ready"})
     for line in sys.stdin:
         try:
@@ -184,7 +229,7 @@ def main():
             continue
         op, session_id = message.get("op"), message.get("id")
         if op == "open":
-            sessions[session_id] = Session(session_id)
+            sessions[session_id] = Session(session_id, phrases)
         elif op == "close":
             sessions.pop(session_id, None)
         elif session_id in sessions:
