@@ -175,7 +175,12 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     // Whether the recognizer heard the interjection at all: a caption or a barge-in, from soon
     // after its first sound to ATTRIBUTION_MS after its end.
     const heard = entries.some((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS && ((e.kind === "caption" && e.text.trim() !== "") || (e.kind === "event" && e.event.type === "barge_in")));
-    const base = { ...result, interjection: interjection.text, interjectionKind: interjection.kind, heard, inAnswer: Boolean(into) };
+    // What the recognizer wrote for it (its finals, soon after its first sound to ATTRIBUTION_MS
+    // after its end), and whether the session took that for a backchannel (its event).
+    const written = entries.filter((e) => e.at >= interjection.onsetAt + MIN_REACTION_MS - CLOCK_SLACK_MS && e.at <= interjection.endAt + ATTRIBUTION_MS);
+    const finals = written.filter((e) => e.kind === "caption" && e.isFinal && e.text.trim() !== "").map((e) => e.text.trim());
+    const tookForBackchannel = written.some((e) => e.kind === "event" && e.event.type === "backchannel");
+    const base = { ...result, interjection: interjection.text, interjectionKind: interjection.kind, heard, inAnswer: Boolean(into), finals, tookForBackchannel };
     if (!into) return base;
     // Cut by the user's words: after they began, and not a self-cut (what the recognizer acted on
     // began before them: the echo).
@@ -206,6 +211,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     extraTurns: extraTurns.length,
     stop: { cut: latencies.length, total: stops.length, medianMs: quantile(latencies, 0.5), p90Ms: quantile(latencies, 0.9), latenciesMs: latencies },
     backchannels: { cut: backchannels.filter((r) => r.cut).length, total: backchannels.length },
+    words: { stops: byWords(stops), backchannels: byWords(backchannels) },
     // V7: how often the user's voice (or a provider's speech start) paused the agent, and how
     // many of those pauses nothing confirmed (the agent went on).
     pauses: pausesOf(entries),
@@ -224,6 +230,31 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
     }),
     perRound,
   };
+}
+
+/**
+ * The interjections `rounds` split by what the recognizer wrote for them, each `{ n, cut }`: a
+ * final the session took for a backchannel, only other words, or no final. The session's rule
+ * (V6, V7) is that the first never cuts and the last cuts only for voice that lasts `confirmMs`:
+ * where a figure misses its target, this says whether the words or the rule missed it.
+ */
+function byWords(rounds) {
+  const split = (pick) => {
+    const picked = rounds.filter(pick);
+    return { n: picked.length, cut: picked.filter((r) => r.cut).length };
+  };
+  return {
+    backchannel: split((r) => r.tookForBackchannel),
+    otherWords: split((r) => !r.tookForBackchannel && r.finals.length > 0),
+    none: split((r) => !r.tookForBackchannel && r.finals.length === 0),
+  };
+}
+
+/** The words' line: how the recognizer wrote the stops and backchannels, and how many of each cut. */
+export function wordsLine(s) {
+  const part = ({ backchannel, otherWords, none }) =>
+    `as a backchannel ${backchannel.n} (${backchannel.cut} cut), as other words ${otherWords.n} (${otherWords.cut} cut), no final ${none.n} (${none.cut} cut)`;
+  return `words: stops ${part(s.words.stops)}; backchannels ${part(s.words.backchannels)}`;
 }
 
 /** The detector's silence after the last voiced block (src/core/voice/vad.rs: HANGOVER_MS). */

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseArgs, plan } from "./run.mjs";
-import { score, summaryLine, voiceLine } from "./score.mjs";
+import { score, summaryLine, voiceLine, wordsLine } from "./score.mjs";
 import { CHANNELS, delayAndGain, Envelope, FRAME_MS, FRAME_SAMPLES, quantile, RATE, spans } from "./signal.mjs";
 
 test("the envelope keeps each channel's mean square per frame, across pieces of any size", () => {
@@ -69,6 +69,10 @@ test("bad arguments are errors that name the flag", () => {
   assert.throws(() => parseArgs(["--bogus", "1"]), /unknown argument --bogus/);
   assert.throws(() => parseArgs(["--min-speech-ms", "-5"]), /--min-speech-ms/);
   assert.equal(parseArgs(["--min-speech-ms", "150"]).minSpeechMs, 150);
+  assert.deepEqual([parseArgs([]).recognizer, parseArgs(["--recognizer", "script"]).recognizer], ["general", "script"]);
+  assert.throws(() => parseArgs(["--recognizer", "oracle"]), /--recognizer/);
+  assert.equal(parseArgs(["--user-voice", "en-us+f2"]).userVoice, "en-us+f2");
+  assert.throws(() => parseArgs(["--user-voice", "en; rm"]), /--user-voice/);
   assert.deepEqual(parseArgs(["--rounds=3", "--ec", "off", "--protocol", "deepgram"]).rounds, 3);
 });
 
@@ -154,6 +158,29 @@ test("a backchannel said in a gap between the answer's words falls into it; a pa
   const s = r.scored();
   assert.deepEqual([s.selfCuts, s.backchannels.cut, s.backchannels.total], [0, 1, 1]);
   assert.equal(s.perRound[0].latencyMs, 200); // the pause at 5250 reached the air at 5300
+});
+
+test("the words' line splits interjections by what the recognizer wrote: a backchannel, other words, no final", () => {
+  const r = run();
+  const caption = (at, text) => r.entries.push({ kind: "caption", at, text, isFinal: true });
+  r.say(0, "question", "tell me a joke", 1000, 2000);
+  r.say(0, "backchannel", "okay", 4000, 4400);
+  r.turn("s:turn-1", 3000, 3200, 9000);
+  caption(4900, "okay");
+  r.entries.push({ kind: "event", at: 4901, event: { type: "backchannel", turnId: "s:turn-1" } });
+  r.say(1, "question", "what time is it", 12_000, 13_000);
+  r.say(1, "backchannel", "uh huh", 15_000, 15_400);
+  r.turn("s:turn-2", 14_000, 14_200, 15_900, "final");
+  caption(15_900, "a"); // the recognizer's word for it: the cut is the word's, by the session's rule
+  r.turn("s:turn-3", 16_100, 16_300, 18_000);
+  r.say(2, "question", "what is your name", 22_000, 23_000);
+  r.say(2, "stop", "stop", 25_000, 25_300);
+  r.turn("s:turn-4", 24_000, 24_200, 29_000); // no final: the agent went on
+  r.rounds.push({ index: 0, kind: "backchannel", turnId: "s:turn-1" }, { index: 1, kind: "backchannel", turnId: "s:turn-2" }, { index: 2, kind: "stop", turnId: "s:turn-4" });
+  const s = r.scored();
+  assert.deepEqual(s.words.backchannels, { backchannel: { n: 1, cut: 0 }, otherWords: { n: 1, cut: 1 }, none: { n: 0, cut: 0 } });
+  assert.deepEqual(s.words.stops, { backchannel: { n: 0, cut: 0 }, otherWords: { n: 0, cut: 0 }, none: { n: 1, cut: 0 } });
+  assert.equal(wordsLine(s), "words: stops as a backchannel 0 (0 cut), as other words 0 (0 cut), no final 1 (0 cut); backchannels as a backchannel 1 (0 cut), as other words 1 (1 cut), no final 0 (0 cut)");
 });
 
 test("a cut with no user words near it is a self-cut, and a turn nobody asked for is an extra turn", () => {
