@@ -39,9 +39,9 @@ export const USAGE = `usage: npm run room -- [options]
   --backchannels L   the backchannels the user says, comma-separated (default "uh huh,okay"; the dev
                      stack's recognizer writes those as other words: "yeah,right,sure" it hears)
   --recognizer R     the dev stack's recognizer: general (pocketsphinx's language model, the
-                     default) or script (a grammar of the room's phrases and the agent's sentences:
-                     it hears "okay" as "okay", as a provider would, where the general model
-                     writes another word)
+                     default: it writes a word for nearly everything, "okay" as "eight") or script
+                     (a grammar of the room's phrases and the agent's sentences, whole phrases
+                     only: "okay" as "okay" or nothing, a lone "stop" rarely)
   --user-voice V     the user's espeak-ng voice (default ${USER_VOICE}; the agent speaks en-us)
   --seed S           seeds the plan: kinds, moments, phrases (default 1)
   --echo-check on|off  measure the canceller before the rounds (default on)

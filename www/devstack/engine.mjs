@@ -24,8 +24,9 @@ export function enginePython(env = process.env) {
 /**
  * The recognition process for `python` (null: recognition unavailable, every `open` rejects).
  * `phrases`: a file of the phrases it may hear, one a line (stt_engine.py's `--phrases`: a grammar
- * in place of the general language model), or null. `open(onEvent)` resolves to a session handle; `warm()` starts the process now (npm start does,
- * so the first session does not wait for the model); `stats()` says whether it runs.
+ * in place of the general language model), or null. `open(onEvent)` resolves to a session handle;
+ * `warm()` starts the process now (npm start does, so the first session does not wait for the
+ * model); `stats()` says whether it runs.
  */
 export function createEngine(python = enginePython(), { phrases = null } = {}) {
   let child = null;

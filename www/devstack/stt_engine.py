@@ -21,9 +21,10 @@ logged.
 
 `stt_engine.py --phrases FILE` decodes with a grammar of FILE's phrases (one a line) instead of
 the general language model: a recognizer that knows what may be said, as the room's script does.
-The general model writes espeak-ng's short words as others ("okay" as "the" or "hey"), where a
-provider's model hears them; the grammar stands in for that accuracy. Phrases with a word the
-dictionary lacks are left out (their count goes to stderr, never their words).
+The general model writes espeak-ng's short words as others ("okay" as "eight" or "a"), where a
+provider's model hears them; the grammar hears "okay" as itself, though rarely a lone British
+"stop" (docs/maintainers/performance.md, "The recognizer's words, not the rule"). Phrases with a
+word the dictionary lacks are left out (their count goes to stderr, never their words).
 """
 
 import base64
@@ -99,8 +100,9 @@ def emit(message):
 
 
 def phrase_grammar(lines, known):
-    """A JSGF grammar whose utterance is any one of `lines` (lowercased, punctuation dropped), with
-    the phrases `known(word)` rejects for a word left out; returns (grammar, left out)."""
+    """A JSGF grammar whose utterance is any one of `lines` (lowercased, punctuation dropped), less
+    the phrases with a word `known(word)` rejects; returns (grammar, its phrases, how many were
+    left out)."""
     phrases, left_out = set(), 0
     for line in lines:
         words = re.sub(r"[^a-z' ]+", " ", line.lower()).split()
