@@ -44,6 +44,8 @@ const COUGH_FRAMES = 24;
 // Longer than any pause may last: the voice (200 ms), the quiet until the detector's end and
 // falseInterruptionMs (1500 ms), with room for a busy machine.
 const PAUSE_LIMIT_MS = 6000;
+// What a listener says while the agent talks (V6): typed while it speaks, each goes by.
+const BACKCHANNELS = ["okay", "uh huh", "yeah", "got it", "Mm hmm.", "Yes, right."];
 const MAX_ATTEMPTS_PER_SESSION = 200;
 const REPROVISION_WINDOW_MS = 300_000;
 const MAX_REPROVISIONS = 2;
@@ -100,6 +102,8 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     bargeIns: {},
     // V7: pauses of the agent by cause, and how each ended.
     pauses: { coughs: 0, paused: 0, resumed: 0, cut: 0, ended: 0, byCause: {} },
+    // V6: backchannels typed while the agent spoke, and the `backchannel` events they made.
+    backchannels: { said: 0, reported: 0 },
     violations: {},
     examples: [],
     checks: { heard: 0, frames: 0, framesUnchecked: 0, settled: 0, sources: 0, traced: 0, untraced: 0, requestIds: 0, latency: 0, latencyOrdered: 0 },
@@ -139,6 +143,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
     "every captured frame sent or dropped and reported",
     "every turn settles",
     "every pause ends once",
+    "a backchannel neither cuts nor starts a turn",
     "no page error or unhandled rejection",
     "wasm memory flat",
     "JS heap flat",
@@ -595,6 +600,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         return bytes;
       },
       onEvent(event) {
+        life.watched?.push(event);
         const turn = event.turnId && turnOf(event.turnId);
         switch (event.type) {
           case "turn_started":
@@ -736,6 +742,25 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       } catch {
         return;
       }
+    }
+  }
+
+  /**
+   * "Okay" while the agent speaks (V6): the session reports a `backchannel` and goes on — no
+   * barge-in, no new turn. `sendText` runs the session's pump to its end, so the events it made
+   * are in by its return.
+   */
+  function backchannel(life) {
+    const text = BACKCHANNELS[Math.floor(random() * BACKCHANNELS.length)];
+    life.watched = [];
+    const sent = sendText(life, text);
+    const types = life.watched.map((event) => event.type);
+    life.watched = null;
+    if (!sent) return;
+    report.backchannels.said += 1;
+    if (types.includes("backchannel")) report.backchannels.reported += 1;
+    if (!types.includes("backchannel") || types.includes("barge_in") || types.includes("turn_started")) {
+      violation("a backchannel neither cuts nor starts a turn", `${life.id}: "${text}" while speaking made ${types.join(", ") || "no event"}`);
     }
   }
 
@@ -986,6 +1011,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       ["final", busy ? 1 : 0],
       ["partial", busy ? 1 : 0],
       ["cough", busy ? 1 : 0],
+      ["backchannel", life.session.state === "speaking" ? 1 : 0],
       ["stop", 0.4],
       ["free", 0.2],
       ["wait", 2],
@@ -1029,6 +1055,9 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
         break;
       case "final":
         sendText(life, `interrupting question ${++typedSeq}`);
+        break;
+      case "backchannel":
+        backchannel(life);
         break;
       case "partial": {
         // A speech start inside the echo guard of the next playback start (ignored), then the

@@ -95,7 +95,8 @@ runChaos({ devstack: ${JSON.stringify(stack.url.replace(/\/$/, ""))}, minutes: $
   console.log(`\nbarge-ins by cause (${bargeIns})\n${table(sorted(report.bargeIns))}`);
   if (lifecycle) console.log(`\nlifecycle faults by kind (${Object.values(report.lifecycle).reduce((a, b) => a + b, 0)})\n${table(sorted(report.lifecycle))}`);
   const pauses = report.pauses;
-  console.log(`\npauses (V7): ${pauses.coughs} coughs, ${pauses.paused} pauses (${Object.entries(pauses.byCause).map(([cause, n]) => `${cause} ${n}`).join(", ") || "none"}): ${pauses.resumed} resumed, ${pauses.cut} cut, ${pauses.ended} ended with their turn or session`);
+  console.log(`\nbackchannels (V6): ${report.backchannels.said} typed while the agent spoke, ${report.backchannels.reported} reported as backchannels`);
+  console.log(`pauses (V7): ${pauses.coughs} coughs, ${pauses.paused} pauses (${Object.entries(pauses.byCause).map(([cause, n]) => `${cause} ${n}`).join(", ") || "none"}): ${pauses.resumed} resumed, ${pauses.cut} cut, ${pauses.ended} ended with their turn or session`);
   const p = report.preemptive;
   const reasons = sorted(p.reasons).map(([reason, n]) => `${reason} ${n}`).join(", ");
   console.log(`\npreemptive attempts\n${table([["started (route called)", p.started], ["kept", p.kept], ["discarded", `${p.discarded}${reasons ? ` (${reasons})` : ""}`], ...sorted(p.byProtocol).map(([name, n]) => [`  ${name} (started/kept/discarded)`, `${n.started}/${n.kept}/${n.discarded}`])])}`);
