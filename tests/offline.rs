@@ -7,6 +7,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 mod transcriber_sim;
 
 use transcriber_sim::*;
+use turnguard::core::stt::protocols::assemblyai;
 use turnguard::core::stt::transcriber::{Action, State, TranscriberError};
 use turnguard::core::time::Millis;
 
@@ -240,5 +241,34 @@ fn a_reprovision_cancelled_by_the_cache_is_asked_again_as_a_retry() {
         "the same new session, asked again"
     );
     drive.provisioned("wss://stt.example/v2/live?token=two");
+    assert_eq!(drive.t.state(), State::Connecting);
+}
+
+#[test]
+fn fresh_credentials_after_the_cache_are_a_reconnect_not_another_new_session() {
+    // AssemblyAI's tokens are single-use: a page shown again asks for one before it connects
+    // (R6). That call is a reconnect even when the session before was a re-provisioned one; told
+    // "session_over", the app's backend would count a third new session in the window (R3).
+    let mut drive = Drive::opened(config_for(&assemblyai::PROFILE), URL);
+    drive.advance(1_000);
+    drive.close(3008); // the session's time is up
+    let due = drive.step();
+    assert_eq!(
+        provision_calls(&mut drive, &due),
+        [(drive.now, "session_over", 1)]
+    );
+    drive.provisioned("wss://stt.example/v3/ws?token=two");
+    drive.open();
+    drive.advance(1_000);
+    drive.t.park(drive.now);
+    assert!(drive.take().contains(&Action::Close));
+    drive.advance(30_000);
+    drive.t.unpark(drive.now);
+    let shown = drive.take();
+    assert_eq!(
+        provision_calls(&mut drive, &shown),
+        [(drive.now, "reconnect", 1)]
+    );
+    drive.provisioned("wss://stt.example/v3/ws?token=three");
     assert_eq!(drive.t.state(), State::Connecting);
 }

@@ -1011,7 +1011,7 @@ export async function runChaos({ devstack, minutes, seed, tts = "mixed", protoco
       ["final", busy ? 1 : 0],
       ["partial", busy ? 1 : 0],
       ["cough", busy ? 1 : 0],
-      ["backchannel", life.session.state === "speaking" ? 1 : 0],
+      ["backchannel", life.session.state === "speaking" ? 3 : 0],
       ["stop", 0.4],
       ["free", 0.2],
       ["wait", 2],

@@ -3,7 +3,7 @@
 
 use super::timers::Timers;
 use super::{Action, CloseReport, ProvisionReason, State, Transcriber, TranscriberError};
-use crate::core::stt::protocol::{classify_close, CloseClass, Credentials};
+use crate::core::stt::protocol::{classify_close, CloseClass};
 use crate::core::stt::reconnect::{Decision, ReconnectAction, ReconnectReason};
 use crate::core::time::Millis;
 use alloc::borrow::ToOwned;
@@ -240,12 +240,6 @@ impl Transcriber {
                         | ReconnectReason::SessionEnded
                 ) {
                     self.provision_reason = ProvisionReason::SessionOver;
-                    self.provision_attempt = 0;
-                } else if action == ReconnectAction::ReconnectSameUrl
-                    && self.profile.credentials == Credentials::PerConnection
-                {
-                    // R6: fresh credentials for the next connect, not a new session for R3.
-                    self.provision_reason = ProvisionReason::Reconnect;
                     self.provision_attempt = 0;
                 }
                 self.after_backoff = action;

@@ -1,7 +1,7 @@
 //! The transcriber's clock: the deadlines it arms (backoff, connect, stop, provision), the ones
 //! it derives (paced resend, keepalive, half-open), and what each does when it comes due.
 
-use super::{Action, State, Transcriber};
+use super::{Action, ProvisionReason, State, Transcriber};
 use crate::core::stt::protocol::Credentials;
 use crate::core::stt::reconnect::ReconnectAction;
 use crate::core::time::Millis;
@@ -78,6 +78,13 @@ impl Transcriber {
             let fresh = self.profile.credentials == Credentials::PerConnection;
             match (self.after_backoff, &self.url) {
                 (ReconnectAction::ReconnectSameUrl, Some(_)) if !fresh => self.connect(now),
+                (ReconnectAction::ReconnectSameUrl, _) => {
+                    // R6: fresh credentials for the same session, after a drop or the cache
+                    // alike; not a new session for R3, whatever the last call was for.
+                    self.provision_reason = ProvisionReason::Reconnect;
+                    self.provision_attempt = 0;
+                    self.provision(now);
+                }
                 _ => self.provision(now),
             }
         }
