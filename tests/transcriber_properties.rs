@@ -9,6 +9,8 @@ mod transcriber_sim;
 
 use proptest::prelude::*;
 use turnguard::core::stt::backoff::Jitter;
+use turnguard::core::stt::protocol::{Credentials, Profile};
+use turnguard::core::stt::protocols::{assemblyai, gladia};
 use turnguard::core::stt::reconnect::ReconnectConfig;
 use turnguard::core::stt::transcriber::{
     Action, State, Transcriber, TranscriberConfig, TranscriberError,
@@ -217,5 +219,122 @@ proptest! {
         inputs in prop::collection::vec(input(), 0..300),
     ) {
         run(config(buffer_ms, seed), inputs)?;
+    }
+}
+
+/// What the browser and the server may do to a running transcriber, for the reasons it gives
+/// `provision()`.
+#[derive(Clone, Debug)]
+enum Event {
+    Provisioned,
+    ProvisionFailed(u16),
+    Open,
+    Close(u16),
+    Park,
+    Unpark,
+    Online(bool),
+    Advance(u64),
+}
+
+fn event(session_over: u16) -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => Just(Event::Provisioned),
+        1 => prop_oneof![Just(0u16), Just(503)].prop_map(Event::ProvisionFailed),
+        4 => Just(Event::Open),
+        4 => prop_oneof![Just(1006u16), Just(1000), Just(session_over)].prop_map(Event::Close),
+        2 => Just(Event::Park),
+        2 => Just(Event::Unpark),
+        1 => any::<bool>().prop_map(Event::Online),
+        5 => prop_oneof![0u64..=2_000, 10_000u64..=120_000].prop_map(Event::Advance),
+    ]
+}
+
+/// R3 and R6 as the app's backend sees them: every `provision()` call with its reason and
+/// attempt, whatever closes, outages and stays in the back-forward cache come between.
+fn provision_reasons_hold(
+    protocol: &'static Profile,
+    events: Vec<Event>,
+) -> Result<(), TestCaseError> {
+    let config = transcriber_sim::config_for(protocol);
+    let window_ms = config.reconnect.reprovision_window_ms;
+    let allowed = config.reconnect.max_reprovisions_per_window as usize;
+    let per_connection = protocol.credentials == Credentials::PerConnection;
+    let mut t = Transcriber::new(config);
+    let mut now = Millis(0);
+    let mut calls: Vec<(Millis, &'static str, u32)> = Vec::new();
+    let mut session = 0u32;
+    t.start(now);
+    for event in std::iter::once(Event::Advance(0)).chain(events) {
+        match event {
+            Event::Provisioned => {
+                session += 1;
+                t.on_provisioned(&format!("wss://stt.test/{session}"), now);
+            }
+            Event::ProvisionFailed(status) => t.on_provision_failed(status, now),
+            Event::Open => t.on_open(now),
+            Event::Close(code) => t.on_close(code, now),
+            Event::Park => t.park(now),
+            Event::Unpark => t.unpark(now),
+            Event::Online(online) => t.set_online(online, now),
+            Event::Advance(ms) => {
+                now = now.after(ms);
+                t.handle_timeout(now);
+            }
+        }
+        while let Some(action) = t.poll_action() {
+            if action == Action::Provision {
+                calls.push((now, t.provision_reason().as_str(), t.provision_attempt()));
+            }
+        }
+    }
+    // "start" is the first call and its retries only.
+    let starts = calls
+        .iter()
+        .take_while(|(_, reason, _)| *reason == "start")
+        .count();
+    prop_assert!(
+        calls[starts..]
+            .iter()
+            .all(|(_, reason, _)| *reason != "start"),
+        "{:?}",
+        calls
+    );
+    // R6: fresh credentials only where a protocol's credentials serve one connection.
+    prop_assert!(
+        per_connection || calls.iter().all(|(_, reason, _)| *reason != "reconnect"),
+        "{:?}",
+        calls
+    );
+    // R3: at most `allowed` new sessions in any window, counted at the calls.
+    let new_sessions: Vec<Millis> = calls
+        .iter()
+        .filter(|(_, reason, attempt)| *reason == "session_over" && *attempt == 1)
+        .map(|(at, _, _)| *at)
+        .collect();
+    for (i, &at) in new_sessions.iter().enumerate() {
+        let within = new_sessions[i..]
+            .iter()
+            .take_while(|&&later| later.since(at) < window_ms)
+            .count();
+        prop_assert!(within <= allowed, "{:?}", calls);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn provision_reasons_hold_for_credentials_per_connection(
+        events in prop::collection::vec(event(3008), 0..200),
+    ) {
+        provision_reasons_hold(&assemblyai::PROFILE, events)?;
+    }
+
+    #[test]
+    fn provision_reasons_hold_for_credentials_per_session(
+        events in prop::collection::vec(event(4403), 0..200),
+    ) {
+        provision_reasons_hold(&gladia::PROFILE, events)?;
     }
 }
