@@ -78,8 +78,8 @@ struct Shell {
     latest_turn: Option<String>,
     /// Turns that were replaced, interrupted or stopped: nothing of theirs may play again.
     ended_turns: HashSet<String>,
-    /// Syntheses asked for and not aborted, not yet reported: (job, turn, recovery).
-    synthesizing: Vec<(u64, String)>,
+    /// Syntheses asked for and not aborted, not yet reported.
+    synthesizing: Vec<u64>,
     /// Jobs whose synthesis succeeded and were not aborted.
     synthesized: HashSet<u64>,
     /// Each synthesis's text.
@@ -101,6 +101,22 @@ struct Shell {
 }
 
 impl Shell {
+    /// V2: only the latest turn, and never one that ended, is synthesized or played.
+    fn check_sounding(&self, turn_id: &String, what: &str) -> Result<(), TestCaseError> {
+        prop_assert_eq!(
+            Some(turn_id),
+            self.latest_turn.as_ref(),
+            "{} of another turn",
+            what
+        );
+        prop_assert!(
+            !self.ended_turns.contains(turn_id),
+            "{} of an ended turn",
+            what
+        );
+        Ok(())
+    }
+
     fn take(&mut self, core: &mut VoiceCore) -> Result<Vec<VoiceAction>, TestCaseError> {
         let actions: Vec<VoiceAction> = std::iter::from_fn(|| core.poll_action()).collect();
         for action in &actions {
@@ -131,21 +147,13 @@ impl Shell {
                 VoiceAction::Synthesize {
                     job, turn_id, text, ..
                 } => {
-                    prop_assert_eq!(
-                        Some(turn_id),
-                        self.latest_turn.as_ref(),
-                        "V2: the current turn only"
-                    );
-                    prop_assert!(
-                        !self.ended_turns.contains(turn_id),
-                        "synthesis for an ended turn"
-                    );
+                    self.check_sounding(turn_id, "synthesis")?;
                     prop_assert!(!text.trim().is_empty());
-                    self.synthesizing.push((*job, turn_id.clone()));
+                    self.synthesizing.push(*job);
                     self.texts.insert(*job, text.clone());
                 }
                 VoiceAction::AbortSynthesis { job } => {
-                    self.synthesizing.retain(|(pending, _)| pending != job);
+                    self.synthesizing.retain(|pending| pending != job);
                     self.synthesized.remove(job);
                 }
                 VoiceAction::Play {
@@ -153,15 +161,7 @@ impl Shell {
                     turn_id,
                     recovery,
                 } => {
-                    prop_assert_eq!(
-                        Some(turn_id),
-                        self.latest_turn.as_ref(),
-                        "V2: one turn speaks"
-                    );
-                    prop_assert!(
-                        !self.ended_turns.contains(turn_id),
-                        "audio of an ended turn"
-                    );
+                    self.check_sounding(turn_id, "audio")?;
                     prop_assert!(
                         *recovery || self.synthesized.contains(job),
                         "played before its synthesis succeeded: job {}",
@@ -221,27 +221,27 @@ impl Shell {
 }
 
 fn run(inputs: Vec<Input>) -> Result<(), TestCaseError> {
-    let mut core = VoiceCore::new(VoiceConfig {
+    let config = VoiceConfig {
         echo_guard_ms: 300,
         ..VoiceConfig::new("Sorry, could you say that again?")
-    });
+    };
+    let backchannels = config.backchannels.clone();
+    let mut core = VoiceCore::new(config);
     let mut shell = Shell::default();
     let mut now = Millis(0);
     core.start();
     shell.take(&mut core)?;
     for input in inputs {
-        let before = core.state();
         let current = core.current_turn().map(str::to_owned);
-        let mut backchannel_while_speaking = false;
-        match input {
-            Input::Final(i) => {
-                backchannel_while_speaking =
-                    before == VoiceState::Speaking && i != 0 && i != 3 && i != 5;
-                core.on_final(SAID[i], now);
+        let backchannel_while_speaking = match input {
+            Input::Final(i) | Input::SpokenFinal(i) => {
+                core.state() == VoiceState::Speaking && backchannels.only(SAID[i])
             }
+            _ => false,
+        };
+        match input {
+            Input::Final(i) => core.on_final(SAID[i], now),
             Input::SpokenFinal(i) => {
-                backchannel_while_speaking =
-                    before == VoiceState::Speaking && i != 0 && i != 3 && i != 5;
                 core.on_spoken_final(SAID[i], now);
             }
             Input::Partial(i) => core.on_partial(SAID[i], now),
@@ -250,7 +250,7 @@ fn run(inputs: Vec<Input>) -> Result<(), TestCaseError> {
             Input::Interrupt => core.interrupt(now),
             Input::OutputClosed => core.on_output_closed(now),
             // The controller's side: sentences, then the answer complete or, for a turn with
-            // none, the recovery text (T8); settled at any time, once.
+            // none, the recovery text (T8); settled at any time.
             Input::Sentence(i) => {
                 if let Some(turn) = current.filter(|turn| !shell.complete.contains(turn)) {
                     shell.answered.insert(turn.clone());
@@ -279,12 +279,12 @@ fn run(inputs: Vec<Input>) -> Result<(), TestCaseError> {
             }
             Input::PlaybackStarted => {
                 if let Some((_, turn, _)) = shell.playing.first() {
-                    core.on_playback_started(&turn.clone(), now);
+                    core.on_playback_started(turn, now);
                 }
             }
             Input::Synthesized(n, ok) => {
                 if !shell.synthesizing.is_empty() {
-                    let (job, _) = shell.synthesizing.remove(n % shell.synthesizing.len());
+                    let job = shell.synthesizing.remove(n % shell.synthesizing.len());
                     if ok {
                         shell.synthesized.insert(job);
                     }
