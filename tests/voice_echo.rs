@@ -9,7 +9,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 use turnguard::core::time::Millis;
 use turnguard::core::voice::echo::{EchoMeter, EchoReport, MARGIN_DB, MEASURE_MS, WORDS_TAIL_MS};
 use turnguard::core::voice::echo_words::RecentSpeech;
-use turnguard::core::voice::vad::{VoiceChange, VoiceDetector};
+use turnguard::core::voice::vad::{VoiceChange, VoiceDetector, HANGOVER_MS};
 use turnguard::core::voice::{
     BargeInCause, VoiceAction, VoiceConfig, VoiceCore, VoiceEvent, VoiceState,
 };
@@ -79,28 +79,46 @@ fn started(changes: &[VoiceChange]) -> bool {
         .any(|change| matches!(change, VoiceChange::Started { .. }))
 }
 
+/// The agent's echo at -30 dBFS, 10 dB under the player, through a canceller that says it is on:
+/// voice to a detector that knows only the room's noise. Returns the report and its frame's time.
+fn a_loud_echo_measured(meter: &mut EchoMeter, vad: &mut VoiceDetector) -> (EchoReport, Millis) {
+    // The first window had voice in it (the echo, or the user speaking over the start: the meter
+    // cannot tell): its measure holds at once, unreported, until a window without voice.
+    let (changes, reports) = sound(meter, vad, SINCE.0, MEASURE_MS + 20, -30.0);
+    assert!(started(&changes), "{changes:?}");
+    assert!(reports.is_empty(), "{reports:?}");
+    let held = Millis(SINCE.0 + MEASURE_MS + 20);
+    // The loudest echo to expect: the player's peak less the loss, -20 dBFS.
+    let floor = meter.voice_floor_db(Some(SINCE), held);
+    assert!(
+        floor.is_some_and(|floor| (floor - (-20.0 + MARGIN_DB)).abs() < 0.5),
+        "{floor:?}"
+    );
+    // Under that floor the detector's voice ends, and the next window measures the echo alone.
+    let ms = HANGOVER_MS + MEASURE_MS + 40;
+    let (_, reports) = sound(meter, vad, held.0 + 20, ms, -30.0);
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:?}");
+    };
+    (*report, Millis(held.0 + ms)) // the last frame's time
+}
+
 #[test]
 fn an_echo_loud_enough_for_voice_raises_the_threshold_and_the_users_louder_voice_still_counts() {
     let mut meter = meter();
     let mut vad = detector();
-    // The agent's echo at -30 dBFS, 10 dB under the player: voice to a detector that knows only
-    // the room's noise.
-    let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -30.0);
-    let [report] = reports.as_slice() else {
-        panic!("one report: {reports:?}");
-    };
+    let (report, measured) = a_loud_echo_measured(&mut meter, &mut vad);
     assert!((report.echo_db + 30.0).abs() < 0.5, "{report:?}");
     assert_eq!(report.return_loss_db.map(f64::round), Some(10.0));
     assert!(report.raised);
-    // The loudest echo to expect: the player's peak less the loss, -20 dBFS.
-    let floor = meter.voice_floor_db(Some(SINCE), Millis(SINCE.0 + 2_000));
+    let floor = meter.voice_floor_db(Some(SINCE), measured);
     assert!(
         floor.is_some_and(|floor| (floor - (-20.0 + MARGIN_DB)).abs() < 0.5),
         "{floor:?}"
     );
     // Past the measure: the echo at its loudest for seconds is not voice, and nothing is
     // reported again.
-    let start = SINCE.0 + MEASURE_MS + 40;
+    let start = measured.0 + 20;
     let (changes, reports) = sound(&mut meter, &mut vad, start, 3_000, -20.0);
     assert!(reports.is_empty());
     assert!(!started(&changes), "{changes:?}");
@@ -113,10 +131,9 @@ fn an_echo_loud_enough_for_voice_raises_the_threshold_and_the_users_louder_voice
 fn the_echos_tail_and_the_words_about_it_outlast_the_agents_sound() {
     let mut meter = meter();
     let mut vad = detector();
-    let (_, reports) = sound(&mut meter, &mut vad, SINCE.0, MEASURE_MS + 20, -30.0);
-    assert!(reports[0].raised);
+    let (report, last) = a_loud_echo_measured(&mut meter, &mut vad);
+    assert!(report.raised);
     let voice = vad.voice_threshold_db();
-    let last = Millis(SINCE.0 + MEASURE_MS);
     assert!(meter.masks_words(Some(SINCE), last, voice));
     // The agent fell silent: the echo's floor for its tail, then none; the provider's words
     // about the echo are masked for their latency, then not.
@@ -158,6 +175,44 @@ fn a_user_who_spoke_over_one_start_does_not_pass_for_an_echo() {
     assert!(!meter.masks_words(Some(later), later, voice));
     let (changes, _) = sound_since(&mut meter, &mut vad, later, 40_000 + MEASURE_MS, 300, -30.0);
     assert!(started(&changes), "the user's voice counts: {changes:?}");
+}
+
+#[test]
+fn a_user_who_spoke_over_the_first_start_is_heard_once_their_voice_ends() {
+    let mut meter = meter();
+    let mut vad = detector();
+    // The first answer, its echo cancelled; the user speaks over its first second (400 ms at
+    // -30 dBFS): that window reads as an echo 14 dB under the player, and holds while they speak.
+    let mut reports = Vec::new();
+    for (from, ms, db) in [(0, 300, -75.0), (300, 400, -30.0), (700, 320, -75.0)] {
+        reports.extend(sound(&mut meter, &mut vad, SINCE.0 + from, ms, db).1);
+    }
+    assert!(reports.is_empty(), "{reports:?}");
+    let held = Millis(SINCE.0 + MEASURE_MS + 20);
+    assert!(meter
+        .voice_floor_db(Some(SINCE), held)
+        .is_some_and(|floor| floor > -30.0));
+    // Their voice ended: the window after it hears the cancelled echo alone, and that measure
+    // takes the held one's place.
+    let (_, reports) = sound(&mut meter, &mut vad, held.0 + 20, MEASURE_MS + 20, -75.0);
+    let [report] = reports.as_slice() else {
+        panic!("one report: {reports:?}");
+    };
+    assert!(!report.raised, "{report:?}");
+    assert!(
+        report.return_loss_db.is_some_and(|loss| loss > 50.0),
+        "{report:?}"
+    );
+    // The rest of the answer, and the next: the user's voice counts at once.
+    let later = Millis(held.0 + MEASURE_MS + 60);
+    assert!(!meter.masks_words(Some(SINCE), later, vad.voice_threshold_db()));
+    let (changes, _) = sound(&mut meter, &mut vad, later.0, 200, -30.0);
+    assert!(started(&changes), "{changes:?}");
+    vad.push(&tone(1_000, -75.0), |_| {}); // they stop, the answer ends
+    vad.take_heard();
+    let next = Millis(later.0 + 10_000);
+    let (changes, _) = sound_since(&mut meter, &mut vad, next, next.0 + 500, 200, -30.0);
+    assert!(started(&changes), "{changes:?}");
 }
 
 #[test]

@@ -8,10 +8,12 @@
 //! delay): what the player played against what the microphone heard. While the agent sounds, and
 //! for `TAIL_MS` after (the echo's delay and the room's reverberation), the loudest echo to expect
 //! is the player's loudest 10 ms less that loss, and voice must be `MARGIN_DB` above it. The loss
-//! that holds is the median of the last `KEPT` measurements: a user who spoke over one start does
-//! not pass for a loud echo for the rest of the session, and a capture's gain control that raises
-//! the echo over time is followed. Where the expected echo is far below voice (a working
-//! canceller), nothing changes.
+//! that holds is the median of the last `KEPT` measurements: a capture's gain control that raises
+//! the echo over time is followed. A window the detector heard voice in may hold the user's voice
+//! (they spoke over the start) or a loud echo (a weak canceller): it holds only until a window
+//! without voice is measured, which opens once the voice ends (the same start, or the next), so
+//! a user who spoke over the first answer's start is not taken for a loud echo in the next.
+//! Where the expected echo is far below voice (a working canceller), nothing changes.
 //!
 //! The provider hears the echo too, and transcribes it: while the echo would pass for voice, words
 //! count only when the detector heard voice above the echo lately ([`EchoMeter::masks_words`]).
@@ -47,12 +49,27 @@ pub struct EchoReport {
     pub raised: bool,
 }
 
-/// A measurement under way: the playback start it belongs to, and the captured blocks' power.
+/// A measurement under way: the playback start it belongs to, when it opened, the captured
+/// blocks' power, and whether the detector heard voice in them.
 #[derive(Clone, Copy, Debug)]
 struct Window {
     since: Millis,
+    opened: Millis,
     power: f64,
     blocks: u32,
+    voiced: bool,
+}
+
+impl Window {
+    fn opened(since: Millis, opened: Millis) -> Self {
+        Self {
+            since,
+            opened,
+            power: 0.0,
+            blocks: 0,
+            voiced: false,
+        }
+    }
 }
 
 /// The echo's level, measured each time the agent starts to sound.
@@ -66,12 +83,16 @@ pub struct EchoMeter {
     /// The loudest 10 ms block of any buffer the player played (dBFS).
     output_peak_db: Option<f64>,
     window: Option<Window>,
-    /// The playback start whose window was measured last.
+    /// The playback start whose window was measured without voice in it.
     measured: Option<Millis>,
+    /// The playback start whose window had voice in it: another opens once the voice ends.
+    again: Option<Millis>,
     /// The last return losses measured (dB), where the player's level was known.
     losses: Queue<f64>,
     /// The last mean echoes measured (dBFS), for a player whose level is not known.
     echoes: Queue<f64>,
+    /// The newest of them had voice in its window: the next measurement takes its place.
+    provisional: bool,
     /// When the agent was last heard to sound: its echo's tail follows.
     sounded_at: Option<Millis>,
     reported: bool,
@@ -151,8 +172,8 @@ impl EchoMeter {
     }
 
     /// What the detector heard since the last call, while the agent sounded since
-    /// `sounding_since` (`None`: silent or paused). Returns the first measurement, once per
-    /// session.
+    /// `sounding_since` (`None`: silent or paused). Returns the first measurement without voice
+    /// in its window, once per session.
     pub fn observe(
         &mut self,
         heard: Heard,
@@ -164,34 +185,49 @@ impl EchoMeter {
         if self.measured == Some(since) {
             return None;
         }
-        let window = self.window.filter(|window| window.since == since);
-        if now < since.after(MEASURE_MS) {
-            let mut window = window.unwrap_or(Window {
-                since,
-                power: 0.0,
-                blocks: 0,
+        let window = match self.window.filter(|window| window.since == since) {
+            Some(window) => window,
+            // The agent's first second, or a second from a frame without voice after a window
+            // that had voice in it.
+            None if now < since.after(MEASURE_MS) => Window::opened(since, since),
+            None if self.again == Some(since) && !heard.voiced => Window::opened(since, now),
+            None => return None,
+        };
+        if now < window.opened.after(MEASURE_MS) {
+            self.window = Some(Window {
+                power: window.power + heard.power,
+                blocks: window.blocks.saturating_add(heard.blocks),
+                voiced: window.voiced || heard.voiced,
+                ..window
             });
-            window.power += heard.power;
-            window.blocks = window.blocks.saturating_add(heard.blocks);
-            self.window = Some(window);
             return None;
         }
         // The window is over: measured by the frames that came in it (this one came after), or
         // not at all when none did (audio that was not flowing then says nothing of the echo).
         self.window = None;
-        self.measured = Some(since);
-        let window = window.filter(|window| window.blocks > 0)?;
+        if window.voiced {
+            self.again = Some(since);
+        } else {
+            self.measured = Some(since);
+        }
+        if window.blocks == 0 {
+            return None;
+        }
         // The room's own noise is in the mean too: what is left above it is the echo.
         let mean = window.power / f64::from(window.blocks);
         let echo_db = level_db(mean - power(heard.noise_db));
         let output_db = (self.output_buffers > 0)
             .then(|| level_db(self.output_power / f64::from(self.output_buffers)));
         let loss = output_db.map(|output| output - echo_db);
+        if core::mem::replace(&mut self.provisional, window.voiced) {
+            drop_newest(&mut self.losses);
+            drop_newest(&mut self.echoes);
+        }
         if let Some(loss) = loss {
             keep(&mut self.losses, loss);
         }
         keep(&mut self.echoes, echo_db);
-        if core::mem::replace(&mut self.reported, true) {
+        if window.voiced || core::mem::replace(&mut self.reported, true) {
             return None;
         }
         let raised = self
@@ -208,6 +244,12 @@ impl EchoMeter {
 /// Speech's loudest 10 ms stand about this far above its mean (espeak-ng's voices: 9 to 11 dB),
 /// for an echo whose player's level is not known.
 const SPEECH_PEAK_OVER_MEAN_DB: f64 = 12.0;
+
+fn drop_newest(last: &mut Queue<f64>) {
+    if let Some(newest) = last.len().checked_sub(1) {
+        last.remove(newest);
+    }
+}
 
 fn keep(last: &mut Queue<f64>, value: f64) {
     if last.len() == KEPT {

@@ -43,6 +43,9 @@ pub struct Heard {
     /// The noise floor and the least level of voice now (dBFS).
     pub noise_db: f64,
     pub voice_db: f64,
+    /// A block among them was voice to the detector (above the noise and the echo), or it was
+    /// speaking: the user may be in the measure.
+    pub voiced: bool,
 }
 
 /// The detector's state. Feed it PCM16 with [`VoiceDetector::push`].
@@ -67,6 +70,8 @@ pub struct VoiceDetector {
     echo_floor_db: Option<f64>,
     /// The blocks' summed power (mean squares) and count since [`VoiceDetector::take_heard`].
     heard: (f64, u32),
+    /// A block since [`VoiceDetector::take_heard`] was voice, or the detector was speaking.
+    heard_voiced: bool,
     /// Voice was heard at least once: the detector hears this microphone.
     heard_voice: bool,
     /// The trial's second opinion (`--features earshot`; not adopted: performance.md).
@@ -92,6 +97,7 @@ impl VoiceDetector {
             odd_byte: None,
             echo_floor_db: None,
             heard: (0.0, 0),
+            heard_voiced: false,
             heard_voice: false,
             #[cfg(feature = "earshot")]
             neural: super::neural::Neural::new(),
@@ -136,6 +142,7 @@ impl VoiceDetector {
             blocks,
             noise_db: self.floor_db,
             voice_db: self.voice_threshold_db(),
+            voiced: core::mem::take(&mut self.heard_voiced),
         }
     }
 
@@ -188,6 +195,7 @@ impl VoiceDetector {
         let above_noise = above_noise && self.neural.says_voice();
         let voiced = above_noise && self.echo_floor_db.map_or(true, |echo| level >= echo);
         self.follow_floor(level);
+        self.heard_voiced |= voiced || self.speaking;
         if voiced == self.speaking {
             self.run = 0;
             if voiced {
