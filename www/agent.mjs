@@ -104,7 +104,14 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
   const analyser = context.createAnalyser();
   analyser.fftSize = 1024;
   analyser.connect(context.destination);
-  context.addEventListener("statechange", () => context.state === "suspended" && hooks.onNeedsGesture());
+  // A context the browser suspends needs a click to run again. The session suspends it too, to
+  // pause the agent for the user's voice (its `paused` event comes first): that needs none.
+  let pausedForVoice = false;
+  context.addEventListener("statechange", () => context.state === "suspended" && !pausedForVoice && hooks.onNeedsGesture());
+  const followPause = (event) => {
+    if (event.type === "paused") pausedForVoice = true;
+    else if (["resumed", "barge_in", "playback_ended", "output_closed"].includes(event.type)) pausedForVoice = false;
+  };
   const player = {
     context,
     get suspended() {
@@ -185,6 +192,7 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
   let generation = 0;
   function newSession() {
     generation += 1;
+    pausedForVoice = false;
     hooks.onSession(generation);
     const mine = generation;
     // A replaced session's late callbacks (its stop) are not the page's any more.
@@ -213,7 +221,10 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
         policy: { maxDelayMs: STT_MAX_BACKOFF_MS },
         onEvent: live((event) => hooks.onEvent({ ...event, type: `transcriber_${event.type}`, protocol: wire })),
       },
-      onEvent: live(hooks.onEvent),
+      onEvent: live((event) => {
+        followPause(event);
+        hooks.onEvent(event);
+      }),
       onStateChange: live(hooks.onStateChange),
       onError: live(hooks.onError),
       onCaption: live(hooks.onCaption),

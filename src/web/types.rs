@@ -298,7 +298,7 @@ export type VoiceSessionEvent =
   | { type: "playback_ended"; at: number; turnId: string; heardMs: number; cut: boolean; unheardMs?: number }
   /** The turn was cut: by the user's words (`partial`, `final`), voice that lasted `confirmMs` while paused (`voice`), `interrupt()` (`button`), or, not by the user, the audio output closed under it (`output_closed`). */
   | { type: "barge_in"; at: number; turnId: string; cause: "voice" | "partial" | "final" | "button" | "output_closed" }
-  /** The agent's echo in the microphone, measured once (V8): its mean level the first second it sounded (dBFS), the return loss where the player's level is known, and whether it would pass for voice (the detector's threshold rises above it, and the provider's words need voice heard above it, while the agent sounds). */
+  /** The agent's echo in the microphone, measured once (V8): its mean level over the first second of its sound in which the detector heard no voice (dBFS), the return loss where the player's level is known, and whether it would pass for voice (the detector's threshold rises above it, and the provider's words need voice heard above it, while the agent sounds). */
   | { type: "echo"; at: number; echoDb: number; returnLossDb: number | null; raised: boolean }
   /** The session's `AudioContext` was closed under it (`stalled`: it ran with a clock that stood still); `replaced`: speech goes on in a new context of the session's own, at the default output. */
   | { type: "output_closed"; at: number; replaced: boolean; stalled: boolean }

@@ -237,6 +237,10 @@ test("talking over the answer: the microphone's speech pauses, then cuts it, and
   const cut = await page.evaluate(() => window.__demoVoice.entries.filter((e) => e.kind === "barge_in").at(-1));
   assert.equal(cut.turnId, spoken, "the spoken answer was the one cut");
   assert.ok(["voice", "partial", "final"].includes(cut.cause), `cut by the user's speech (${cut.cause})`);
+  const paused = await page.evaluate((turnId) => window.__demoVoice.entries.some((e) => e.event?.type === "paused" && e.event.turnId === turnId), spoken);
+  assert.ok(paused, "the user's voice paused the agent before the cut");
+  // The session paused it by suspending the page's context: no "Enable audio" banner for that.
+  assert.equal(await page.isHidden("#audio-banner"), true, "a pause for the user's voice asks for no click");
   await page.waitForFunction((n) => window.__demoVoice.entries.filter((e) => e.kind === "turn" && e.event.type === "turn_started").length > n, before + 1, WAIT);
   // With preemptive attempts a turn starts at the guess, before its final: its caption is
   // whole once the turn settles.
