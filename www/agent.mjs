@@ -105,9 +105,13 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
   analyser.fftSize = 1024;
   analyser.connect(context.destination);
   // A context the browser suspends needs a click to run again. The session suspends it too, to
-  // pause the agent for the user's voice (its `paused` event comes first): that needs none.
+  // pause the agent for the user's voice (its `paused` event comes first), and runs it again
+  // when the pause ends, within milliseconds when a cut comes with the pause: neither needs one.
   let pausedForVoice = false;
-  context.addEventListener("statechange", () => context.state === "suspended" && !pausedForVoice && hooks.onNeedsGesture());
+  context.addEventListener("statechange", () => {
+    if (context.state !== "suspended" || pausedForVoice) return;
+    setTimeout(() => context.state === "suspended" && !pausedForVoice && hooks.onNeedsGesture(), 200);
+  });
   const followPause = (event) => {
     if (event.type === "paused") pausedForVoice = true;
     else if (["resumed", "barge_in", "playback_ended", "output_closed"].includes(event.type)) pausedForVoice = false;
