@@ -37,7 +37,8 @@ export const USAGE = `usage: npm run room -- [options]
                      or off (to study the canceller alone)
   --mix SPEC         the rounds' interjections, e.g. stop=2,backchannel=1,none=1 (the default)
   --backchannels L   the backchannels the user says, comma-separated (default "uh huh,okay"; the dev
-                     stack's recognizer writes those as other words: "yeah,right,sure" it hears)
+                     stack's general recognizer writes those as other words; "yes" it hears in the
+                     room, "right" and "sure" only offline)
   --recognizer R     the dev stack's recognizer: general (pocketsphinx's language model, the
                      default: it writes a word for nearly everything, "okay" as "eight") or script
                      (a grammar of the room's phrases and the agent's sentences, whole phrases
