@@ -108,10 +108,8 @@ export function createAgent(library, { failures, protocols, protocol, upstream =
   // pause the agent for the user's voice (its `paused` event comes first), and runs it again
   // when the pause ends, within milliseconds when a cut comes with the pause: neither needs one.
   let pausedForVoice = false;
-  context.addEventListener("statechange", () => {
-    if (context.state !== "suspended" || pausedForVoice) return;
-    setTimeout(() => context.state === "suspended" && !pausedForVoice && hooks.onNeedsGesture(), 200);
-  });
+  const needsGesture = () => context.state === "suspended" && !pausedForVoice;
+  context.addEventListener("statechange", () => needsGesture() && setTimeout(() => needsGesture() && hooks.onNeedsGesture(), 200));
   const followPause = (event) => {
     if (event.type === "paused") pausedForVoice = true;
     else if (["resumed", "barge_in", "playback_ended", "output_closed"].includes(event.type)) pausedForVoice = false;
