@@ -7,8 +7,11 @@
 //! quietest blocks at once and rises slowly (`FLOOR_RISE_DB_PER_S`), so a steady hum, a fan or a
 //! microphone left clipping becomes the floor within seconds and never holds the detector in
 //! "speaking". Voice is `ONSET_MS` of blocks above the floor by `MARGIN_DB` (and above
-//! `MIN_LEVEL_DB`); silence is `HANGOVER_MS` of blocks below it, so the pauses inside words and
-//! between them do not end an utterance.
+//! `MIN_LEVEL_DB`), counted across gaps of up to `ONSET_GAP_MS` so that a word's first consonant
+//! and its vowel count as one start ("s", the closure of "t", then "op": the closure would
+//! otherwise start the count again at the vowel, 70 ms after the user's first sound); silence is
+//! `HANGOVER_MS` of blocks below it, so the pauses inside words and between them do not end an
+//! utterance.
 
 /// A block: 10 ms.
 const BLOCK_MS: u64 = 10;
@@ -22,6 +25,9 @@ const FLOOR_RISE_DB_PER_S: f64 = 3.0;
 const FLOOR_MIN_DB: f64 = -90.0;
 /// Voice this long starts speech.
 pub const ONSET_MS: u64 = 60;
+/// A gap this long or shorter inside the voice that starts speech does not start the count again:
+/// the closure of a stop consonant after the first sound ("s-t-op", "s-k-ip") lasts 20–60 ms.
+pub const ONSET_GAP_MS: u64 = 60;
 /// Silence this long ends it.
 pub const HANGOVER_MS: u64 = 240;
 
@@ -59,9 +65,12 @@ pub struct VoiceDetector {
     blocks: u64,
     floor_db: f64,
     speaking: bool,
-    /// Consecutive voiced (or, while speaking, unvoiced) blocks, and where the run began.
+    /// Voiced blocks since the voice began (or, while speaking, consecutive unvoiced ones), and
+    /// where the run began.
     run: u64,
     run_start: u64,
+    /// Unvoiced blocks since the last voiced one of a run that may start speech.
+    gap: u64,
     /// The end of the last voiced block while speaking, in blocks.
     last_voiced_end: u64,
     /// The first byte of a sample split between two pushes.
@@ -93,6 +102,7 @@ impl VoiceDetector {
             speaking: false,
             run: 0,
             run_start: 0,
+            gap: 0,
             last_voiced_end: 0,
             odd_byte: None,
             echo_floor_db: None,
@@ -196,10 +206,22 @@ impl VoiceDetector {
         let voiced = above_noise && self.echo_floor_db.map_or(true, |echo| level >= echo);
         self.follow_floor(level);
         self.heard_voiced |= voiced || self.speaking;
-        if voiced == self.speaking {
-            self.run = 0;
-            if voiced {
-                self.last_voiced_end = index + 1;
+        if self.speaking {
+            self.while_speaking(voiced, index)
+        } else {
+            self.while_quiet(voiced, index)
+        }
+    }
+
+    /// Silent so far: voice starts once `ONSET_MS` of voiced blocks came with no gap longer than
+    /// `ONSET_GAP_MS` between them, at the first of them.
+    fn while_quiet(&mut self, voiced: bool, index: u64) -> Option<VoiceChange> {
+        if !voiced {
+            if self.run > 0 {
+                self.gap += 1;
+                if self.gap > ONSET_GAP_MS / BLOCK_MS {
+                    self.run = 0;
+                }
             }
             return None;
         }
@@ -207,22 +229,35 @@ impl VoiceDetector {
             self.run_start = index;
         }
         self.run += 1;
-        let needed = if self.speaking { HANGOVER_MS } else { ONSET_MS } / BLOCK_MS;
-        if self.run < needed {
+        self.gap = 0;
+        if self.run < ONSET_MS / BLOCK_MS {
             return None;
         }
         self.run = 0;
-        self.speaking = voiced;
-        Some(if voiced {
-            self.heard_voice = true;
+        self.speaking = true;
+        self.heard_voice = true;
+        self.last_voiced_end = index + 1;
+        Some(VoiceChange::Started {
+            at_ms: self.run_start * BLOCK_MS,
+        })
+    }
+
+    /// Speaking: voice ends after `HANGOVER_MS` of consecutive unvoiced blocks.
+    fn while_speaking(&mut self, voiced: bool, index: u64) -> Option<VoiceChange> {
+        if voiced {
+            self.run = 0;
             self.last_voiced_end = index + 1;
-            VoiceChange::Started {
-                at_ms: self.run_start * BLOCK_MS,
-            }
-        } else {
-            VoiceChange::Ended {
-                at_ms: self.last_voiced_end * BLOCK_MS,
-            }
+            return None;
+        }
+        self.run += 1;
+        if self.run < HANGOVER_MS / BLOCK_MS {
+            return None;
+        }
+        self.run = 0;
+        self.gap = 0;
+        self.speaking = false;
+        Some(VoiceChange::Ended {
+            at_ms: self.last_voiced_end * BLOCK_MS,
         })
     }
 
@@ -315,6 +350,31 @@ mod tests {
         );
         assert!(run(&mut vad, &tone(300, 0.2)).is_empty());
         assert!(vad.is_speaking());
+    }
+
+    /// "stop": the hiss of the "s", the closure of the "t" (near silence), then the vowel. The
+    /// voice starts at the "s", the user's first sound, not 70 ms later at the vowel.
+    #[test]
+    fn a_word_that_starts_with_a_consonant_and_a_closure_starts_at_its_first_sound() {
+        let mut vad = VoiceDetector::new(RATE);
+        run(&mut vad, &noise(1_000, 0.002));
+        let mut changes = run(&mut vad, &noise(50, 0.03));
+        changes.extend(run(&mut vad, &noise(20, 0.002)));
+        assert!(changes.is_empty(), "not yet: {changes:?}");
+        changes.extend(run(&mut vad, &tone(300, 0.2)));
+        assert_eq!(changes, [VoiceChange::Started { at_ms: 1_000 }]);
+    }
+
+    /// Bursts with gaps longer than a closure between them (knocks, clicks) never add up to voice.
+    #[test]
+    fn short_bursts_apart_do_not_add_up_to_voice() {
+        let mut vad = VoiceDetector::new(RATE);
+        run(&mut vad, &noise(1_000, 0.002));
+        for _ in 0..10 {
+            assert!(run(&mut vad, &noise(40, 0.3)).is_empty());
+            assert!(run(&mut vad, &noise(80, 0.002)).is_empty());
+        }
+        assert!(!vad.is_speaking());
     }
 
     #[test]
