@@ -2,7 +2,7 @@
 // score.mjs as it is now, so a change of the rules can be checked against past runs without a room.
 
 import { readFileSync } from "node:fs";
-import { score, summaryLine, wordsLine } from "./score.mjs";
+import { score, stopPathLine, summaryLine, wordsLine } from "./score.mjs";
 import { FRAME_MS } from "./signal.mjs";
 
 for (const file of process.argv.slice(2)) {
@@ -12,6 +12,7 @@ for (const file of process.argv.slice(2)) {
   const speaker = Float32Array.from(air.speaker, (db) => (db <= -120 ? 0 : 10 ** (db / 10)));
   const frameOfWall = (at) => Math.floor((at - air.startAt) / air.frameMs);
   const result = score({ entries: run.entries, utterances: run.utterances, rounds: run.rounds, speaker, frameOfWall });
+  console.log(`${file}: ${stopPathLine(result.stopPath)}`);
   console.log(`${file}: ${wordsLine(result)}`);
   console.log(`${file}: ${summaryLine(result)}`);
 }

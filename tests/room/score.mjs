@@ -203,6 +203,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   const latencies = stops.filter((r) => r.cut).map((r) => r.latencyMs);
   return {
     voice: voiceDetection({ entries, utterances, turns, frameOfWall }),
+    stopPath: stopPath({ entries, utterances, perRound }),
     eventToAirMs: lagMs,
     rounds: rounds.length,
     answered: perRound.filter((r) => r.answered).length,
@@ -292,6 +293,37 @@ export function voiceDetection({ entries, utterances, turns = [], frameOfWall = 
 export function voiceLine(v) {
   const ms = (value) => (value === null ? "-" : String(Math.round(value)));
   return `vad: heard ${v.heard}/${v.utterances} utterances, onset median ${ms(v.onsetMedianMs)} ms p90 ${ms(v.onsetP90Ms)} ms, ${v.falseStarts} false starts (${v.falseStartsWhileAgentSounds} while the agent sounded)`;
+}
+
+/**
+ * Where a cut stop's latency goes, medians over the cut stops the page's voice paused: from the
+ * user's first sound in the air to the `vad` start on the page (capture, transport and the
+ * detector's onset), on to the cut turn's `paused` event (`minSpeechMs`), on to its last sound in
+ * the air (the output's latency). Stops a final cut with no pause before it are left out.
+ */
+export function stopPath({ entries, utterances, perRound }) {
+  const legs = { toVadMs: [], toPausedMs: [], toSilenceMs: [] };
+  for (const r of perRound) {
+    if (r.interjectionKind !== "stop" || !r.cut) continue;
+    const said = utterances.find((u) => u.round === r.index && u.kind === "stop");
+    if (!said) continue;
+    const silenceAt = said.onsetAt + r.latencyMs;
+    const within = (e) => e.kind === "event" && e.at >= said.onsetAt - CLOCK_SLACK_MS && e.at <= silenceAt;
+    const vad = entries.find((e) => within(e) && e.event.type === "vad" && e.event.speaking);
+    const paused = entries.find((e) => within(e) && e.event.type === "paused" && e.event.turnId === r.intoTurnId);
+    if (!vad || !paused || paused.at < vad.at) continue;
+    legs.toVadMs.push(vad.at - said.onsetAt);
+    legs.toPausedMs.push(paused.at - vad.at);
+    legs.toSilenceMs.push(silenceAt - paused.at);
+  }
+  const median = (values) => quantile(values, 0.5);
+  return { stops: legs.toVadMs.length, toVadMs: median(legs.toVadMs), toPausedMs: median(legs.toPausedMs), toSilenceMs: median(legs.toSilenceMs) };
+}
+
+/** The stop path's line. */
+export function stopPathLine(p) {
+  const ms = (value) => (value === null ? "-" : String(Math.round(value)));
+  return `stop path: first sound → vad ${ms(p.toVadMs)} ms → paused ${ms(p.toPausedMs)} ms → silence ${ms(p.toSilenceMs)} ms (medians of ${p.stops} stops the voice paused)`;
 }
 
 /** The run's one line. */

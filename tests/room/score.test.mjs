@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseArgs, plan } from "./run.mjs";
-import { score, summaryLine, voiceLine, wordsLine } from "./score.mjs";
+import { score, stopPathLine, summaryLine, voiceLine, wordsLine } from "./score.mjs";
 import { CHANNELS, delayAndGain, Envelope, FRAME_MS, FRAME_SAMPLES, quantile, RATE, spans } from "./signal.mjs";
 
 test("the envelope keeps each channel's mean square per frame, across pieces of any size", () => {
@@ -273,4 +273,23 @@ test("the voice detector's figures: utterances heard and how soon, starts no utt
   const s = r.scored();
   assert.deepEqual(s.voice, { heard: 2, utterances: 2, onsetMedianMs: 90, onsetP90Ms: 120, falseStarts: 2, falseStartsWhileAgentSounds: 1 });
   assert.equal(voiceLine(s.voice), "vad: heard 2/2 utterances, onset median 90 ms p90 120 ms, 2 false starts (1 while the agent sounded)");
+});
+
+test("a stop's path: first sound → vad start → paused → silence in the air; a stop cut with no pause is left out", () => {
+  const r = run();
+  r.say(0, "question", "what time is it", 1000, 2000);
+  r.turn("s:turn-1", 3000, 3200, 5300, "voice");
+  r.speaker.fill(0, (5170 + 50) / FRAME_MS, (5300 + 50) / FRAME_MS); // paused at 5170: silent from 5220
+  r.say(0, "stop", "stop", 5000, 5400);
+  r.entries.push({ kind: "event", at: 5150, event: { type: "vad", speaking: true, atMs: 5150 } });
+  r.entries.push({ kind: "event", at: 5170, event: { type: "paused", turnId: "s:turn-1", cause: "voice" } });
+  r.rounds.push({ index: 0, kind: "stop", turnId: "s:turn-1" });
+  r.say(1, "question", "tell me a joke", 10_000, 11_000);
+  r.turn("s:turn-2", 12_000, 12_200, 15_000, "final"); // cut by a final, never paused
+  r.say(1, "stop", "stop", 14_500, 14_900);
+  r.rounds.push({ index: 1, kind: "stop", turnId: "s:turn-2" });
+  const s = r.scored();
+  assert.deepEqual([s.stop.cut, s.stop.latenciesMs], [2, [220, 550]]);
+  assert.deepEqual(s.stopPath, { stops: 1, toVadMs: 150, toPausedMs: 20, toSilenceMs: 50 });
+  assert.equal(stopPathLine(s.stopPath), "stop path: first sound → vad 150 ms → paused 20 ms → silence 50 ms (medians of 1 stops the voice paused)");
 });
