@@ -69,9 +69,7 @@ pub struct VoiceDetector {
     /// where the run began.
     run: u64,
     run_start: u64,
-    /// Unvoiced blocks since the last voiced one of a run that may start speech.
-    gap: u64,
-    /// The end of the last voiced block while speaking, in blocks.
+    /// The end of the last voiced block, in blocks.
     last_voiced_end: u64,
     /// The first byte of a sample split between two pushes.
     odd_byte: Option<u8>,
@@ -102,7 +100,6 @@ impl VoiceDetector {
             speaking: false,
             run: 0,
             run_start: 0,
-            gap: 0,
             last_voiced_end: 0,
             odd_byte: None,
             echo_floor_db: None,
@@ -217,11 +214,9 @@ impl VoiceDetector {
     /// `ONSET_GAP_MS` between them, at the first of them.
     fn while_quiet(&mut self, voiced: bool, index: u64) -> Option<VoiceChange> {
         if !voiced {
-            if self.run > 0 {
-                self.gap += 1;
-                if self.gap > ONSET_GAP_MS / BLOCK_MS {
-                    self.run = 0;
-                }
+            let gap = (index + 1).saturating_sub(self.last_voiced_end);
+            if self.run > 0 && gap > ONSET_GAP_MS / BLOCK_MS {
+                self.run = 0;
             }
             return None;
         }
@@ -229,14 +224,13 @@ impl VoiceDetector {
             self.run_start = index;
         }
         self.run += 1;
-        self.gap = 0;
+        self.last_voiced_end = index + 1;
         if self.run < ONSET_MS / BLOCK_MS {
             return None;
         }
         self.run = 0;
         self.speaking = true;
         self.heard_voice = true;
-        self.last_voiced_end = index + 1;
         Some(VoiceChange::Started {
             at_ms: self.run_start * BLOCK_MS,
         })
@@ -254,7 +248,6 @@ impl VoiceDetector {
             return None;
         }
         self.run = 0;
-        self.gap = 0;
         self.speaking = false;
         Some(VoiceChange::Ended {
             at_ms: self.last_voiced_end * BLOCK_MS,
