@@ -289,9 +289,11 @@ export function voiceDetection({ entries, utterances, turns = [], frameOfWall = 
   };
 }
 
+/** A figure of the lines below in whole milliseconds, "-" when there is none. */
+const ms = (value) => (value === null ? "-" : String(Math.round(value)));
+
 /** The detector's line. */
 export function voiceLine(v) {
-  const ms = (value) => (value === null ? "-" : String(Math.round(value)));
   return `vad: heard ${v.heard}/${v.utterances} utterances, onset median ${ms(v.onsetMedianMs)} ms p90 ${ms(v.onsetP90Ms)} ms, ${v.falseStarts} false starts (${v.falseStartsWhileAgentSounds} while the agent sounded)`;
 }
 
@@ -322,13 +324,11 @@ export function stopPath({ entries, utterances, perRound }) {
 
 /** The stop path's line. */
 export function stopPathLine(p) {
-  const ms = (value) => (value === null ? "-" : String(Math.round(value)));
   return `stop path: first sound → vad ${ms(p.toVadMs)} ms → paused ${ms(p.toPausedMs)} ms → silence ${ms(p.toSilenceMs)} ms (medians of ${p.stops} stops the voice paused)`;
 }
 
 /** The run's one line. */
 export function summaryLine(s) {
-  const ms = (v) => (v === null ? "-" : String(Math.round(v)));
   const pauses = s.pauses ? `, pauses ${s.pauses.paused} (${s.pauses.resumed} resumed)` : "";
   return `room: ${s.answers} answers, ${s.selfCuts} self-cuts, ${s.extraTurns} extra turns, stop cut ${s.stop.cut}/${s.stop.total} median ${ms(s.stop.medianMs)} ms p90 ${ms(s.stop.p90Ms)} ms, backchannels cut ${s.backchannels.cut}/${s.backchannels.total}${pauses}`;
 }
