@@ -2,7 +2,7 @@
 // score.mjs as it is now, so a change of the rules can be checked against past runs without a room.
 
 import { readFileSync } from "node:fs";
-import { score, stopPathLine, summaryLine, wordsLine } from "./score.mjs";
+import { score, stopPathLine, summaryLine, voiceLengthsLine, wordsLine } from "./score.mjs";
 import { FRAME_MS } from "./signal.mjs";
 
 for (const file of process.argv.slice(2)) {
@@ -13,6 +13,7 @@ for (const file of process.argv.slice(2)) {
   const frameOfWall = (at) => Math.floor((at - air.startAt) / air.frameMs);
   const result = score({ entries: run.entries, utterances: run.utterances, rounds: run.rounds, speaker, frameOfWall });
   console.log(`${file}: ${stopPathLine(result.stopPath)}`);
+  console.log(`${file}: ${voiceLengthsLine(result.voiceLengths)}`);
   console.log(`${file}: ${wordsLine(result)}`);
   console.log(`${file}: ${summaryLine(result)}`);
 }

@@ -21,7 +21,7 @@ import { CHROMIUM_ARGS } from "../e2e/harness.mjs";
 import { captureLagMs, measureCanceller, residualInRounds } from "./echo.mjs";
 import { roomToolsMissing, startRoom } from "./pulse.mjs";
 import { AIR, dbOfMeanSquare, FRAME_MS, firstSound, lastSoundEnd, SPEAKER, spans, USER } from "./signal.mjs";
-import { score, stopPathLine, summaryLine, voiceLine, wordsLine } from "./score.mjs";
+import { score, stopPathLine, summaryLine, voiceLengthsLine, voiceLine, wordsLine } from "./score.mjs";
 import { BACKCHANNELS, probeWav, QUESTIONS, spokenWav, STOPS, USER_VOICE } from "./voices.mjs";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -368,6 +368,7 @@ async function main() {
     writeFileSync(options.json, `${JSON.stringify({ ...rest, load, rounds, utterances, entries, air, captured })}\n`);
   }
   console.log(voiceLine(result.voice));
+  console.log(voiceLengthsLine(result.voiceLengths));
   console.log(stopPathLine(result.stopPath));
   console.log(wordsLine(result));
   console.log(run.line);

@@ -204,6 +204,7 @@ export function score({ entries, utterances, rounds, speaker, frameOfWall }) {
   return {
     voice: voiceDetection({ entries, utterances, turns, frameOfWall }),
     stopPath: stopPath({ entries, utterances, perRound }),
+    voiceLengths: voiceLengths({ entries, utterances }),
     eventToAirMs: lagMs,
     rounds: rounds.length,
     answered: perRound.filter((r) => r.answered).length,
@@ -289,8 +290,37 @@ export function voiceDetection({ entries, utterances, turns = [], frameOfWall = 
   };
 }
 
+/**
+ * How long each voice lasted to the page's detector (its `vad` start to its end, in captured audio:
+ * first voiced block to last), by the kind of utterance whose start explains it, and for the voices
+ * no utterance explains (the agent's echo or noise: `none`). What a rule on a voice's length would
+ * have to tell apart: the user's "stop" over the agent and the canceller's leaks.
+ */
+export function voiceLengths({ entries, utterances }) {
+  const lengths = {};
+  let start = null;
+  for (const e of entries) {
+    if (e.kind !== "event" || e.event?.type !== "vad") continue;
+    if (e.event.speaking) start = e;
+    else if (start) {
+      const u = utterances.find((u) => start.at >= u.onsetAt - CLOCK_SLACK_MS && start.at <= u.endAt + VAD_HANGOVER_MS);
+      (lengths[u ? u.kind : "none"] ??= []).push(e.event.atMs - start.event.atMs);
+      start = null;
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(lengths).map(([kind, ms]) => [kind, { n: ms.length, minMs: Math.min(...ms), medianMs: quantile(ms, 0.5), maxMs: Math.max(...ms) }]),
+  );
+}
+
 /** A figure of the lines below in whole milliseconds, "-" when there is none. */
 const ms = (value) => (value === null ? "-" : String(Math.round(value)));
+
+/** The voices' lengths, one kind after another. */
+export function voiceLengthsLine(lengths) {
+  const kinds = Object.entries(lengths).map(([kind, l]) => `${kind} ${l.n}: ${ms(l.minMs)} / ${ms(l.medianMs)} / ${ms(l.maxMs)} ms`);
+  return `vad lengths (min / median / max): ${kinds.length ? kinds.join("; ") : "no voice"}`;
+}
 
 /** The detector's line. */
 export function voiceLine(v) {

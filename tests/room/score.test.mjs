@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseArgs, plan } from "./run.mjs";
-import { score, stopPathLine, summaryLine, voiceLine, wordsLine } from "./score.mjs";
+import { score, stopPathLine, summaryLine, voiceLengthsLine, voiceLine, wordsLine } from "./score.mjs";
 import { CHANNELS, delayAndGain, Envelope, FRAME_MS, FRAME_SAMPLES, quantile, RATE, spans } from "./signal.mjs";
 
 test("the envelope keeps each channel's mean square per frame, across pieces of any size", () => {
@@ -273,6 +273,14 @@ test("the voice detector's figures: utterances heard and how soon, starts no utt
   const s = r.scored();
   assert.deepEqual(s.voice, { heard: 2, utterances: 2, onsetMedianMs: 90, onsetP90Ms: 120, falseStarts: 2, falseStartsWhileAgentSounds: 1 });
   assert.equal(voiceLine(s.voice), "vad: heard 2/2 utterances, onset median 90 ms p90 120 ms, 2 false starts (1 while the agent sounded)");
+  // The noise at 12 s has no end yet: it has no length.
+  assert.deepEqual(s.voiceLengths, {
+    question: { n: 1, minMs: 1180, medianMs: 1180, maxMs: 1180 },
+    stop: { n: 1, minMs: 610, medianMs: 610, maxMs: 610 },
+    none: { n: 1, minMs: 300, medianMs: 300, maxMs: 300 },
+  });
+  assert.equal(voiceLengthsLine(s.voiceLengths), "vad lengths (min / median / max): question 1: 1180 / 1180 / 1180 ms; stop 1: 610 / 610 / 610 ms; none 1: 300 / 300 / 300 ms");
+  assert.equal(voiceLengthsLine({}), "vad lengths (min / median / max): no voice");
 });
 
 test("a stop's path: first sound → vad start → paused → silence in the air; a stop cut with no pause is left out", () => {
