@@ -303,13 +303,13 @@ export function voiceLengths({ entries, utterances }) {
     if (e.kind !== "event" || e.event?.type !== "vad") continue;
     if (e.event.speaking) start = e;
     else if (start) {
-      const u = utterances.find((u) => start.at >= u.onsetAt - CLOCK_SLACK_MS && start.at <= u.endAt + VAD_HANGOVER_MS);
-      (lengths[u ? u.kind : "none"] ??= []).push(e.event.atMs - start.event.atMs);
+      const said = utterances.find((u) => start.at >= u.onsetAt - CLOCK_SLACK_MS && start.at <= u.endAt + VAD_HANGOVER_MS);
+      (lengths[said ? said.kind : "none"] ??= []).push(e.event.atMs - start.event.atMs);
       start = null;
     }
   }
   return Object.fromEntries(
-    Object.entries(lengths).map(([kind, ms]) => [kind, { n: ms.length, minMs: Math.min(...ms), medianMs: quantile(ms, 0.5), maxMs: Math.max(...ms) }]),
+    Object.entries(lengths).map(([kind, values]) => [kind, { n: values.length, minMs: Math.min(...values), medianMs: quantile(values, 0.5), maxMs: Math.max(...values) }]),
   );
 }
 
