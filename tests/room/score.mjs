@@ -262,6 +262,9 @@ export function wordsLine(s) {
 /** The detector's silence after the last voiced block (src/core/voice/vad.rs: HANGOVER_MS). */
 const VAD_HANGOVER_MS = 240;
 
+/** A `vad` start at `at` belongs to utterance `u`: from its first sound (less the clock slack) to its end and the hangover. */
+const voiceOf = (u, at) => at >= u.onsetAt - CLOCK_SLACK_MS && at <= u.endAt + VAD_HANGOVER_MS;
+
 /**
  * What the page's voice detector made of the room: each of the user's utterances heard (a `vad`
  * start from its first sound to its end), how long after its first sound in the air the page knew
@@ -274,9 +277,9 @@ export function voiceDetection({ entries, utterances, turns = [], frameOfWall = 
   const onsets = [];
   const explained = new Set();
   for (const u of utterances) {
-    const start = starts.find((at) => at >= u.onsetAt - CLOCK_SLACK_MS && at <= u.endAt + VAD_HANGOVER_MS);
+    const start = starts.find((at) => voiceOf(u, at));
     if (start !== undefined) onsets.push(start - u.onsetAt);
-    for (const at of starts) if (at >= u.onsetAt - CLOCK_SLACK_MS && at <= u.endAt + VAD_HANGOVER_MS) explained.add(at);
+    for (const at of starts) if (voiceOf(u, at)) explained.add(at);
   }
   const unexplained = starts.filter((at) => !explained.has(at));
   const sounding = (at) => frameOfWall !== null && turns.some((t) => t.air && t.air[0] <= frameOfWall(at) && frameOfWall(at) <= t.air[1]);
@@ -303,7 +306,7 @@ export function voiceLengths({ entries, utterances }) {
     if (e.kind !== "event" || e.event?.type !== "vad") continue;
     if (e.event.speaking) start = e;
     else if (start) {
-      const said = utterances.find((u) => start.at >= u.onsetAt - CLOCK_SLACK_MS && start.at <= u.endAt + VAD_HANGOVER_MS);
+      const said = utterances.find((u) => voiceOf(u, start.at));
       (lengths[said ? said.kind : "none"] ??= []).push(e.event.atMs - start.event.atMs);
       start = null;
     }
