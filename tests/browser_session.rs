@@ -41,6 +41,7 @@ scenarios! {
     a_scripted_final_gets_a_spoken_answer => "aScriptedFinalGetsASpokenAnswer",
     speech_start_during_the_answer_silences_it_and_history_keeps_the_heard_part => "speechStartDuringTheAnswerSilencesItAndHistoryKeepsTheHeardPart",
     a_pause_nothing_confirms_resumes_where_it_stopped_and_the_whole_answer_is_heard => "aPauseNothingConfirmsResumesWhereItStoppedAndTheWholeAnswerIsHeard",
+    the_agents_own_word_where_paused_resumes_and_another_word_cuts => "theAgentsOwnWordWherePausedResumesAndAnotherWordCuts",
     a_throttled_timer_holds_no_deadline_back_while_audio_comes => "aThrottledTimerHoldsNoDeadlineBackWhileAudioComes",
     a_context_suspended_under_the_answer_holds_it_asks_for_a_gesture_and_goes_on_whole => "aContextSuspendedUnderTheAnswerHoldsItAsksForAGestureAndGoesOnWhole",
     a_context_closed_under_the_answer_cuts_it_with_what_played_and_the_next_turn_speaks_in_a_new_one => "aContextClosedUnderTheAnswerCutsItWithWhatPlayedAndTheNextTurnSpeaksInANewOne",

@@ -9,7 +9,7 @@
 //! the engine (or free its owner).
 
 use crate::core::queue::Queue;
-use crate::core::voice::playback::{PartEnded, PlaybackSchedule, Stopped};
+use crate::core::voice::playback::{ChunkHeard, PartEnded, PlaybackSchedule, Stopped};
 use crate::core::voice::vad::level_db;
 use crate::web::convert::{range_error, type_error};
 use crate::web::glue::{self, settle_quietly};
@@ -358,10 +358,13 @@ impl AudioOut {
     /// `context.resume()`: call it from a user gesture. Queued audio then plays in order.
     /// Pauses where it is (V7): the context is suspended, so its clock, and with it every
     /// scheduled buffer and the heard time, stands still until [`AudioOut::unpause`].
-    pub(crate) fn pause(&self) {
+    /// Returns what played of `turn_id` by then.
+    pub(crate) fn pause(&self, turn_id: &str) -> Vec<ChunkHeard> {
         if !self.paused.replace(true) {
             settle_quietly(self.context.suspend());
         }
+        let now = self.context.current_time();
+        self.schedule.borrow().heard_chunks(turn_id, now)
     }
 
     /// Goes on from the pause, gapless: the clock runs on from where it stood.

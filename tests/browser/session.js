@@ -865,6 +865,59 @@ const scenarios = {
     });
   },
 
+  // V8: a leak of the agent's echo pauses it, and the provider writes the agent's word sounding
+  // there: that final confirms nothing, the agent resumes. A word the agent is not saying there
+  // cuts. The mock writes each 500 ms of audio as one final, `w<N>`, N from its first samples;
+  // the answer says "w7" throughout.
+  async theAgentsOwnWordWherePausedResumesAndAnotherWordCuts({ devstack, make }) {
+    return withAudio(async (context, sources) => {
+      const app = backend(devstack, "normal", "?recognizer=frames&segment_bytes=16000&words_per_utterance=1");
+      const second = `Then ${Array(30).fill("w7").join(" ")}.`;
+      const answer = `Sunny now. ${second}`;
+      const seen = observer();
+      const captions = [];
+      const session = make({
+        routes: [route(() => answer)], recoveryText: RECOVERY, provision: app.provision, synthesize: tts(devstack).synthesize,
+        audioContext: context, bargeIn: { falseInterruptionMs: 1000 }, ...seen,
+        onCaption: (text, isFinal) => isFinal && captions.push(text),
+      });
+      await session.start({ microphone: false });
+      speak(session, 25); // 500 ms of silence: the final "w0", the question
+      await until(() => sources.starts.length === 2, 8000, "the second sentence scheduled");
+      const played = sources.starts[1];
+      // 200 ms of voice and 300 ms of quiet whose first samples number it `n`: the final "w<n>".
+      const burst = (n) => {
+        const voice = (i) => Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 16000));
+        for (let f = 0; f < 25; f += 1) {
+          const pcm = new Int16Array(320);
+          if (f < 10) for (let i = 0; i < pcm.length; i += 1) pcm[i] = voice(f * 320 + i);
+          if (f === 0) [pcm[0], pcm[1]] = [n, 0];
+          session.sendAudio(pcm);
+        }
+      };
+      const count = (type) => seen.log.events.filter((e) => e.type === type).length;
+      await untilAudioTime(context, played.when + played.duration * 0.3);
+      burst(7);
+      await until(() => count("paused") === 1, 3000, "the leak's pause");
+      await until(() => count("resumed") === 1, 4000, "the resume");
+      assert(captions.includes("w7"), `the provider's final for the leak: ${captions}`);
+      assertEq(count("barge_in"), 0, "the agent's own word cut nothing");
+      assertEq(sources.stops.length, 0, "no source was stopped");
+      await untilAudioTime(context, played.when + played.duration * 0.6);
+      burst(9);
+      await until(() => count("barge_in") === 1, 4000, "the user's word cuts");
+      assertEq(seen.log.events.find((e) => e.type === "barge_in").cause, "final", "cut by the final");
+      assert(captions.includes("w9"), `the user's final: ${captions}`);
+      assertEq(count("paused"), 2, "the second voice paused first");
+      await until(() => sources.stops.length > 0, 3000, "the cut playback");
+      const heard = session.history[1]?.content ?? "";
+      assert(heard.startsWith("Sunny now. Then w7") && heard.length < answer.length, `heard a part: "${heard}"`);
+      await session.stop();
+      session.free();
+      return { heard: heard.split(" ").length };
+    });
+  },
+
   async aThrottledTimerHoldsNoDeadlineBackWhileAudioComes({ devstack, make }) {
     return withAudio(async (context) => {
       const app = backend(devstack);

@@ -4,6 +4,7 @@
 
 use super::turn::{Sentence, SpeakingTurn};
 use super::{VoiceAction, VoiceCore};
+use crate::core::voice::echo_words::words_around;
 use crate::core::voice::heard::{heard_text, SpokenSentence, FULL_TOLERANCE_MS};
 use crate::core::voice::playback::ChunkHeard;
 use alloc::borrow::ToOwned;
@@ -102,10 +103,36 @@ impl VoiceCore {
             return;
         };
         let (_, texts) = self.cut_turns.swap_remove(index);
-        let estimates: Vec<f64> = texts
+        let text = self.heard_of(&texts, chunks);
+        self.actions.push_front(VoiceAction::SetHeard {
+            turn_id: turn_id.to_owned(),
+            text,
+        });
+    }
+
+    /// What played of the paused turn, per job, when the player paused (V7): the agent's words
+    /// about that place are what a leak of its echo would be transcribed as (V8).
+    pub fn on_playback_paused(&mut self, turn_id: &str, chunks: &[(u64, ChunkHeard)]) {
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        if turn.turn_id != turn_id || !self.is_paused() {
+            return;
+        }
+        let texts: Vec<(Fate, String)> = turn
+            .sentences
             .iter()
-            .map(|(_, text)| self.estimated_ms(text))
+            .map(|sentence| (Fate::of(sentence), sentence.text.clone()))
+            .filter(|(fate, _)| *fate != Fate::Skipped)
             .collect();
+        let heard = self.heard_of(&texts, chunks);
+        let spoken = texts.iter().map(|(_, text)| text.as_str());
+        self.words.paused_on = words_around(heard.split_whitespace().count(), spoken);
+    }
+
+    /// The text heard of a turn's sentences (their fates and texts, in order) by the player's
+    /// measure of each job's chunk.
+    fn heard_of(&self, texts: &[(Fate, String)], chunks: &[(u64, ChunkHeard)]) -> String {
         // P3: only the audio clock says what played. A sentence whose chunk ended played in
         // full; a skipped one was never spoken; any other without a measured chunk (still
         // synthesizing, decoding, waiting for a gesture, dropped) played nothing.
@@ -117,9 +144,9 @@ impl VoiceCore {
         };
         let spoken: Vec<SpokenSentence<'_>> = texts
             .iter()
-            .zip(estimates)
-            .filter(|((fate, _), _)| *fate != Fate::Skipped)
-            .map(|((fate, text), estimate)| {
+            .filter(|(fate, _)| *fate != Fate::Skipped)
+            .map(|(fate, text)| {
+                let estimate = self.estimated_ms(text);
                 let measured = match fate {
                     Fate::Played => Some((1.0, 1.0)),
                     Fate::Cut(job) => chunk_of(*job).map(|c| (c.duration_ms, c.played_ms)),
@@ -143,10 +170,6 @@ impl VoiceCore {
                 }
             })
             .collect();
-        let text = heard_text(&spoken);
-        self.actions.push_front(VoiceAction::SetHeard {
-            turn_id: turn_id.to_owned(),
-            text,
-        });
+        heard_text(&spoken)
     }
 }

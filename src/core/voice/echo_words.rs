@@ -9,6 +9,11 @@
 //! agent's words, in the agent's order. Those are dropped; what follows is the user's, when it is
 //! at least [`MIN_USER_WORDS`] words (a shorter rest is the echo's misheard end, "the way up" for
 //! "the weather").
+//!
+//! A working canceller leaks too, for a moment: the detector takes the leak for voice and pauses
+//! the agent, and the provider writes a word of it — the agent's word at that moment. A short
+//! final made only of the words about the place the agent paused at ([`words_around`]) is that
+//! echo, not the user's word: it confirms no pause.
 
 use crate::core::queue::Queue;
 use crate::core::turn::preemptive::normalise;
@@ -23,6 +28,38 @@ const KEPT_SENTENCES: usize = 3;
 const MISSES_THAT_END: usize = 2;
 /// What is left of an echo's utterance counts as the user's from this many words.
 pub const MIN_USER_WORDS: usize = 3;
+/// The agent's words before the place it paused at that a leak may have been: the detector's
+/// voice pauses the agent a capture path and `min_speech_ms` after a leak begins (200–300 ms in
+/// the room, a word of speech at 175 words a minute), and a leak may span two words.
+pub const LEAK_WORDS_BEFORE: usize = 3;
+/// And after it: the place is the share of the sentence's audio that played, whole words counted
+/// down, so the word sounding then is the next one, and the share's rounding one more.
+pub const LEAK_WORDS_AFTER: usize = 2;
+
+/// The agent's words about the place it paused at: `heard` words of `spoken` (its sentences, in
+/// order) played; the last [`LEAK_WORDS_BEFORE`] of them and the next [`LEAK_WORDS_AFTER`],
+/// normalised.
+pub fn words_around<'t>(heard: usize, spoken: impl Iterator<Item = &'t str>) -> Vec<String> {
+    let from = heard.saturating_sub(LEAK_WORDS_BEFORE);
+    let window: Vec<&str> = spoken
+        .flat_map(str::split_whitespace)
+        .skip(from)
+        .take(heard.saturating_sub(from).saturating_add(LEAK_WORDS_AFTER))
+        .collect();
+    normalise(&window.join(" "))
+        .split(' ')
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `transcript` has words and all of them are among `words`.
+#[must_use]
+pub fn only_words_of(transcript: &str, words: &[String]) -> bool {
+    let said = normalise(transcript);
+    let mut said = said.split(' ').filter(|word| !word.is_empty()).peekable();
+    said.peek().is_some() && said.all(|word| words.iter().any(|known| known == word))
+}
 
 /// The agent's last sentences, as words.
 #[derive(Clone, Debug, Default)]

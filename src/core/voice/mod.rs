@@ -156,13 +156,17 @@ impl VoiceCore {
     /// So is any final while the echo would pass for voice and the detector heard none, a short
     /// one no voice came with while the agent sounds, and one whose utterance began as the echo
     /// with too little of the user's after it (V8; the user's words after the agent's are the
-    /// turn). Returns whether the final was taken for the echo.
+    /// turn), and a short one of the agent's words where it paused (a canceller's leak: V8).
+    /// Returns whether the final was taken for the echo.
     pub fn on_spoken_final(&mut self, text: &str, now: Millis) -> bool {
         let began_as_echo = self.words.utterance_ended();
         let users = self.users_words(text, began_as_echo);
         let short = self.is_short(text);
-        let echo =
-            (short && (self.in_echo_guard(now) || self.voiceless(now))) || self.words_are_echo(now);
+        let echo = (short
+            && (self.in_echo_guard(now)
+                || self.voiceless(now)
+                || self.agents_words_where_paused(text)))
+            || self.words_are_echo(now);
         match users {
             Some(users) if !echo => {
                 self.on_final(&users, now);

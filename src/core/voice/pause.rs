@@ -130,6 +130,9 @@ impl VoiceCore {
             return;
         };
         self.paused_at = Some(now);
+        // Where this pause fell is known once the player says what played
+        // (`on_playback_paused`).
+        self.words.paused_on.clear();
         self.push(VoiceAction::PausePlayback {
             turn_id: turn_id.clone(),
         });

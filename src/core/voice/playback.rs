@@ -319,15 +319,17 @@ impl PlaybackSchedule {
     /// Milliseconds of `turn_id` played by audio time `now`.
     #[must_use]
     pub fn heard_ms(&self, turn_id: &str, now: f64) -> f64 {
-        self.chunks_of(turn_id, now)
+        self.heard_chunks(turn_id, now)
             .iter()
             .map(|chunk| chunk.played_ms)
             .sum()
     }
 
+    /// What of `turn_id` played by audio time `now`, chunk by chunk in `seq` order.
+    #[must_use]
     // `max`/`min`, not `clamp`: its NaN assertion pulls float formatting into the wasm.
     #[allow(clippy::manual_clamp)]
-    fn chunks_of(&self, turn_id: &str, now: f64) -> Vec<ChunkHeard> {
+    pub fn heard_chunks(&self, turn_id: &str, now: f64) -> Vec<ChunkHeard> {
         let mut chunks: Vec<ChunkHeard> = Vec::new();
         let heard = self
             .played
@@ -362,7 +364,7 @@ impl PlaybackSchedule {
             .map(str::to_owned);
         let mut stopped = Stopped::default();
         if let Some(turn) = &turn_id {
-            stopped.chunks = self.chunks_of(turn, now);
+            stopped.chunks = self.heard_chunks(turn, now);
             stopped.heard_ms = stopped.chunks.iter().map(|chunk| chunk.played_ms).sum();
         }
         stopped.sources = self.line.iter().map(|chunk| chunk.seq).collect();

@@ -1,12 +1,15 @@
 //! Which of the provider's words are the user's while the agent sounds (V4, V8): words the
 //! agent's echo would pass for with no voice above it, short words no voice came with, and the
-//! agent's own words opening an utterance are not.
+//! agent's own words opening an utterance are not, nor a short final of the agent's words where
+//! it paused.
 
 use super::echo;
-use super::echo_words::RecentSpeech;
+use super::echo_words::{only_words_of, RecentSpeech};
 use super::VoiceCore;
 use crate::core::time::Millis;
 use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// What the provider's words are weighed against, set from the echo's measure and the player.
 #[derive(Debug, Default)]
@@ -22,6 +25,9 @@ pub(super) struct WordGate {
     /// with the agent's words (V8).
     pub(super) recent_speech: RecentSpeech,
     utterance_began_as_echo: Option<bool>,
+    /// The agent's words about the place it paused at, once the player said where that was: a
+    /// leak of the canceller transcribed (V8). Set anew for each pause.
+    pub(super) paused_on: Vec<String>,
 }
 
 impl WordGate {
@@ -91,6 +97,12 @@ impl VoiceCore {
             || self
                 .voice_ended_at
                 .is_some_and(|ended| now < ended.after(echo::WORDS_TAIL_MS))
+    }
+
+    /// While paused, `text` is only the agent's words about where it paused: the provider's
+    /// word for a leak of the agent's echo, which the detector took for voice (V8).
+    pub(super) fn agents_words_where_paused(&self, text: &str) -> bool {
+        self.is_paused() && only_words_of(text, &self.words.paused_on)
     }
 
     /// Shorter than a partial that cuts by itself (`min_partial_chars`).

@@ -5,7 +5,6 @@
 use super::Shared;
 use crate::core::stt::transcriber::Action as SttAction;
 use crate::core::turn::Action as TurnAction;
-use crate::core::voice::playback::ChunkHeard;
 use crate::core::voice::session::{SessionAction, SessionCore};
 use crate::core::voice::{VoiceAction, VoiceError};
 use crate::web::callbacks::Args;
@@ -14,7 +13,6 @@ use crate::web::driver::{Driver, Shell};
 use crate::web::js_object::JsObject;
 use crate::web::transcriber::TranscriberIo;
 use alloc::rc::Rc;
-use alloc::vec::Vec;
 use js_sys::Reflect;
 use wasm_bindgen::prelude::*;
 
@@ -120,21 +118,16 @@ impl Shared {
                 turn_id,
                 recovery,
             } => self.play(job, &turn_id, recovery),
-            VoiceAction::PausePlayback { .. } => self.engine().pause(),
+            VoiceAction::PausePlayback { turn_id } => {
+                let chunks = self.by_job(&self.engine().pause(&turn_id));
+                self.voice_update(|voice, _| voice.on_playback_paused(&turn_id, &chunks));
+            }
             VoiceAction::ResumePlayback { .. } => self.engine().unpause(),
             VoiceAction::StopPlayback { turn_id } => {
                 self.release_streams();
                 let stopped = self.stop_engine();
-                let chunks: Vec<(u64, ChunkHeard)> = {
-                    let mut speech = self.speech.borrow_mut();
-                    let jobs: Vec<(u64, u64)> = speech.chunks.drain().collect();
-                    let job_of = |seq: u64| jobs.iter().find(|(_, s)| *s == seq).map(|(j, _)| *j);
-                    stopped
-                        .chunks
-                        .iter()
-                        .filter_map(|chunk| Some((job_of(chunk.seq)?, *chunk)))
-                        .collect()
-                };
+                let chunks = self.by_job(&stopped.chunks);
+                self.speech.borrow_mut().chunks.clear();
                 self.voice_update(|voice, _| voice.on_playback_stopped(&turn_id, &chunks));
             }
             // The ladder's history was trimmed inside; `onHeard` is the app's.

@@ -3,6 +3,7 @@
 //! the core.
 
 use super::Shared;
+use crate::core::voice::playback::ChunkHeard;
 use crate::web::audio::{AudioOut, PlayerEvent, Sink, Watches};
 use crate::web::audio_stream::{collect, StreamSpec};
 use crate::web::callbacks::Args;
@@ -310,6 +311,22 @@ impl Shared {
     }
 
     /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
+    /// The player's chunks, each with the TTS job it plays.
+    pub(super) fn by_job(&self, chunks: &[ChunkHeard]) -> Vec<(u64, ChunkHeard)> {
+        let speech = self.speech.borrow();
+        let job_of = |seq: u64| {
+            speech
+                .chunks
+                .iter()
+                .find(|(_, s)| *s == seq)
+                .map(|(j, _)| *j)
+        };
+        chunks
+            .iter()
+            .filter_map(|chunk| Some((job_of(chunk.seq)?, *chunk)))
+            .collect()
+    }
+
     pub(super) fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
         self.stopping.set(true);
         let stopped = self.engine().stop();
