@@ -119,12 +119,13 @@ impl VoiceCore {
         if turn.turn_id != turn_id || !self.is_paused() {
             return;
         }
-        let texts: Vec<(Fate, String)> = turn
-            .sentences
-            .iter()
-            .map(|sentence| (Fate::of(sentence), sentence.text.clone()))
-            .filter(|(fate, _)| *fate != Fate::Skipped)
-            .collect();
+        let mut texts: Vec<(Fate, String)> = Vec::new();
+        for sentence in &turn.sentences {
+            let fate = Fate::of(sentence);
+            if fate != Fate::Skipped {
+                texts.push((fate, sentence.text.clone()));
+            }
+        }
         let heard = self.heard_of(&texts, chunks);
         let spoken = texts.iter().map(|(_, text)| text.as_str());
         self.words.paused_on = words_around(heard.split_whitespace().count(), spoken);

@@ -38,27 +38,36 @@ pub const LEAK_WORDS_AFTER: usize = 2;
 
 /// The agent's words about the place it paused at: `heard` words of `spoken` (its sentences, in
 /// order) played; the last [`LEAK_WORDS_BEFORE`] of them and the next [`LEAK_WORDS_AFTER`],
-/// normalised.
-pub fn words_around<'t>(heard: usize, spoken: impl Iterator<Item = &'t str>) -> Vec<String> {
-    let from = heard.saturating_sub(LEAK_WORDS_BEFORE);
-    let window: Vec<&str> = spoken
-        .flat_map(str::split_whitespace)
-        .skip(from)
-        .take(heard.saturating_sub(from).saturating_add(LEAK_WORDS_AFTER))
-        .collect();
-    normalise(&window.join(" "))
-        .split(' ')
-        .filter(|word| !word.is_empty())
-        .map(str::to_owned)
-        .collect()
+/// normalised, one space between two.
+pub fn words_around<'t>(heard: usize, spoken: impl Iterator<Item = &'t str>) -> String {
+    let (from, to) = (
+        heard.saturating_sub(LEAK_WORDS_BEFORE),
+        heard.saturating_add(LEAK_WORDS_AFTER),
+    );
+    let mut window = String::new();
+    let mut index = 0;
+    // Words counted as `heard_text` counts them.
+    for word in spoken.flat_map(str::split_whitespace) {
+        if index >= to {
+            break;
+        }
+        if index >= from {
+            window.push_str(word);
+            window.push(' ');
+        }
+        index += 1;
+    }
+    normalise(&window)
 }
 
-/// Whether `transcript` has words and all of them are among `words`.
+/// Whether `transcript` has words and all of them are among `words` (normalised).
 #[must_use]
-pub fn only_words_of(transcript: &str, words: &[String]) -> bool {
+pub fn only_words_of(transcript: &str, words: &str) -> bool {
     let said = normalise(transcript);
-    let mut said = said.split(' ').filter(|word| !word.is_empty()).peekable();
-    said.peek().is_some() && said.all(|word| words.iter().any(|known| known == word))
+    !said.is_empty()
+        && said
+            .split(' ')
+            .all(|word| words.split(' ').any(|known| known == word))
 }
 
 /// The agent's last sentences, as words.

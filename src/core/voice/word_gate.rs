@@ -9,7 +9,6 @@ use super::VoiceCore;
 use crate::core::time::Millis;
 use alloc::borrow::Cow;
 use alloc::string::String;
-use alloc::vec::Vec;
 
 /// What the provider's words are weighed against, set from the echo's measure and the player.
 #[derive(Debug, Default)]
@@ -27,7 +26,7 @@ pub(super) struct WordGate {
     utterance_began_as_echo: Option<bool>,
     /// The agent's words about the place it paused at, once the player said where that was: a
     /// leak of the canceller transcribed (V8). Set anew for each pause.
-    pub(super) paused_on: Vec<String>,
+    pub(super) paused_on: String,
 }
 
 impl WordGate {
