@@ -45,9 +45,8 @@ pub fn words_around<'t>(heard: usize, spoken: impl Iterator<Item = &'t str>) -> 
         heard.saturating_add(LEAK_WORDS_AFTER),
     );
     let mut window = String::new();
-    let mut index = 0;
     // Words counted as `heard_text` counts them.
-    for word in spoken.flat_map(str::split_whitespace) {
+    for (index, word) in spoken.flat_map(str::split_whitespace).enumerate() {
         if index >= to {
             break;
         }
@@ -55,7 +54,6 @@ pub fn words_around<'t>(heard: usize, spoken: impl Iterator<Item = &'t str>) -> 
             window.push_str(word);
             window.push(' ');
         }
-        index += 1;
     }
     normalise(&window)
 }
