@@ -223,3 +223,12 @@ fn a_pause_the_player_never_placed_keeps_no_earlier_place() {
     assert!(core.is_paused());
     assert!(final_cuts(&mut core, "my", 6500));
 }
+
+#[test]
+fn before_anything_sounded_no_word_is_a_leak() {
+    // Both sentences with the player, the first scheduled but not yet sounding: a pause there
+    // (a thinking turn's, or one just before the audio) heard nothing of the agent.
+    let (mut core, [first, _]) = speaking();
+    pause_at(&mut core, 1010, &[(first, 1300.0, 0.0)]);
+    assert!(final_cuts(&mut core, "my", 1500));
+}

@@ -355,7 +355,6 @@ impl AudioOut {
         stopped
     }
 
-    /// `context.resume()`: call it from a user gesture. Queued audio then plays in order.
     /// Pauses where it is (V7): the context is suspended, so its clock, and with it every
     /// scheduled buffer and the heard time, stands still until [`AudioOut::unpause`].
     /// Returns what played of `turn_id` by then.
@@ -374,6 +373,7 @@ impl AudioOut {
         }
     }
 
+    /// `context.resume()`: call it from a user gesture. Queued audio then plays in order.
     pub(crate) fn resume(&self) -> Promise {
         if self.paused.get() {
             // Paused for the user's voice: the pause's end resumes the context, not a gesture.

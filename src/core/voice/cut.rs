@@ -120,11 +120,17 @@ impl VoiceCore {
             return;
         }
         let mut texts: Vec<(Fate, String)> = Vec::new();
+        let mut sounded = chunks.iter().any(|(_, chunk)| chunk.played_ms > 0.0);
         for sentence in &turn.sentences {
             let fate = Fate::of(sentence);
+            sounded |= fate == Fate::Played;
             if fate != Fate::Skipped {
                 texts.push((fate, sentence.text.clone()));
             }
+        }
+        // Nothing sounded yet (a thinking turn, audio scheduled ahead): nothing could leak.
+        if !sounded {
+            return;
         }
         let heard = self.heard_of(&texts, chunks);
         let spoken = texts.iter().map(|(_, text)| text.as_str());
