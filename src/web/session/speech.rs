@@ -310,7 +310,6 @@ impl Shared {
         }
     }
 
-    /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
     /// The player's chunks, each with the TTS job it plays.
     pub(super) fn by_job(&self, chunks: &[ChunkHeard]) -> Vec<(u64, ChunkHeard)> {
         let speech = self.speech.borrow();
@@ -327,6 +326,7 @@ impl Shared {
             .collect()
     }
 
+    /// Silences the engine and reports what it cut as one `playback_ended` with `cut: true`.
     pub(super) fn stop_engine(&self) -> crate::core::voice::playback::Stopped {
         self.stopping.set(true);
         let stopped = self.engine().stop();
