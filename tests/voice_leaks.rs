@@ -119,84 +119,103 @@ fn final_cuts(core: &mut VoiceCore, text: &str, at: u64) -> bool {
     cut
 }
 
+/// Each `(final, cuts)` on a fresh answer paused at `at` with `played_ms` of sentence `index`
+/// (`duration_ms` long) played, the sentences before it played in full; the final 500 ms later.
+fn finals_at(index: usize, duration_ms: f64, played_ms: f64, at: u64, cases: &[(&str, bool)]) {
+    for &(text, cuts) in cases {
+        let (mut core, jobs) = speaking();
+        for &job in &jobs[..index] {
+            core.on_chunk_ended(job, Millis(2300));
+        }
+        pause_at(&mut core, at, &[(jobs[index], duration_ms, played_ms)]);
+        assert_eq!(final_cuts(&mut core, text, at + 500), cuts, "{text:?}");
+    }
+}
+
+/// A short voice at `at` pauses the agent, and the player never says where.
+fn pause_unplaced(core: &mut VoiceCore, at: u64) {
+    core.on_voice(true, Millis(at), 0);
+    run_until(core, at + 100);
+    core.on_voice(false, Millis(at + 150), 150);
+    drain(core);
+    assert!(core.is_paused());
+}
+
 #[test]
 fn the_agents_word_where_it_paused_resumes_and_the_users_word_cuts() {
     // 300 ms of "My name is Ava." (1300 ms) played: no whole word yet, "My" sounding.
-    for (text, cuts) in [
-        ("my", false),
-        ("My.", false),
-        ("name", false),
-        ("my name", false),
-        // Not said about there: the user's.
-        ("stop", true),
-        ("Ava", true),
-        ("what", true),
-        ("my stop", true),
-    ] {
-        let (mut core, [first, _]) = speaking();
-        pause_at(&mut core, 1300, &[(first, 1300.0, 300.0)]);
-        assert_eq!(final_cuts(&mut core, text, 1800), cuts, "{text:?}");
-    }
+    finals_at(
+        0,
+        1300.0,
+        300.0,
+        1300,
+        &[
+            ("my", false),
+            ("My.", false),
+            ("name", false),
+            ("my name", false),
+            // Not said about there: the user's.
+            ("stop", true),
+            ("Ava", true),
+            ("what", true),
+            ("my stop", true),
+        ],
+    );
 }
 
 #[test]
 fn the_agents_word_from_elsewhere_in_its_answer_is_the_users() {
     // "No problem, the weather today is sunny and warm" heard (9 of 13 words at 70 %), "with"
     // sounding: "No" was said two seconds before, the user's "no" now is theirs.
-    for (text, cuts) in [
-        ("no", true),
-        ("problem", true),
-        ("is", true),
-        ("sunny", false),
-        ("warm", false),
-        ("with", false),
-        ("a", false),
-        ("sunny and warm", false),
-        ("light", true),
-        ("breeze", true),
-    ] {
-        let (mut core, [first, second]) = speaking();
-        core.on_chunk_ended(first, Millis(2300));
-        pause_at(&mut core, 5000, &[(second, 4000.0, 2800.0)]);
-        assert_eq!(final_cuts(&mut core, text, 5500), cuts, "{text:?}");
-    }
+    finals_at(
+        1,
+        4000.0,
+        2800.0,
+        5000,
+        &[
+            ("no", true),
+            ("problem", true),
+            ("is", true),
+            ("sunny", false),
+            ("warm", false),
+            ("with", false),
+            ("a", false),
+            ("sunny and warm", false),
+            ("light", true),
+            ("breeze", true),
+        ],
+    );
 }
 
 #[test]
 fn about_a_sentence_start_the_words_run_across_the_sentences() {
     // "My name is Ava." played in full, 5 % of the second: "name is Ava" before, "No problem"
     // next.
-    for (text, cuts) in [
-        ("ava", false),
-        ("no", false),
-        ("name", false),
-        ("my", true),
-        ("the", true),
-    ] {
-        let (mut core, [first, second]) = speaking();
-        core.on_chunk_ended(first, Millis(2300));
-        pause_at(&mut core, 2400, &[(second, 4000.0, 200.0)]);
-        assert_eq!(final_cuts(&mut core, text, 2900), cuts, "{text:?}");
-    }
+    finals_at(
+        1,
+        4000.0,
+        200.0,
+        2400,
+        &[
+            ("ava", false),
+            ("no", false),
+            ("name", false),
+            ("my", true),
+            ("the", true),
+        ],
+    );
 }
 
 #[test]
 fn a_final_as_long_as_a_cutting_partial_is_the_users_whatever_its_words() {
     // 16 characters cut as a partial would; a leak is a word or two.
-    let (mut core, [first, second]) = speaking();
-    core.on_chunk_ended(first, Millis(2300));
-    pause_at(&mut core, 5000, &[(second, 4000.0, 2800.0)]);
-    assert!(final_cuts(&mut core, "is sunny and warm", 5500));
+    finals_at(1, 4000.0, 2800.0, 5000, &[("is sunny and warm", true)]);
 }
 
 #[test]
 fn without_the_players_word_on_the_place_every_word_cuts_as_before() {
     let (mut core, _) = speaking();
-    core.on_voice(true, Millis(1300), 0);
-    run_until(&mut core, 1400);
-    core.on_voice(false, Millis(1450), 150);
-    drain(&mut core);
-    assert!(core.is_paused());
+    pause_unplaced(&mut core, 1300);
     assert!(final_cuts(&mut core, "my", 1800));
 }
 
@@ -216,11 +235,7 @@ fn a_pause_the_player_never_placed_keeps_no_earlier_place() {
     let (mut core, [first, _]) = speaking();
     pause_at(&mut core, 1300, &[(first, 1300.0, 300.0)]);
     assert!(!final_cuts(&mut core, "my", 1800));
-    core.on_voice(true, Millis(6000), 0);
-    run_until(&mut core, 6100);
-    core.on_voice(false, Millis(6150), 150);
-    drain(&mut core);
-    assert!(core.is_paused());
+    pause_unplaced(&mut core, 6000);
     assert!(final_cuts(&mut core, "my", 6500));
 }
 
@@ -228,7 +243,5 @@ fn a_pause_the_player_never_placed_keeps_no_earlier_place() {
 fn before_anything_sounded_no_word_is_a_leak() {
     // Both sentences with the player, the first scheduled but not yet sounding: a pause there
     // (a thinking turn's, or one just before the audio) heard nothing of the agent.
-    let (mut core, [first, _]) = speaking();
-    pause_at(&mut core, 1010, &[(first, 1300.0, 0.0)]);
-    assert!(final_cuts(&mut core, "my", 1500));
+    finals_at(0, 1300.0, 0.0, 1010, &[("my", true)]);
 }
