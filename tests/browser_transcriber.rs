@@ -53,6 +53,7 @@ scenarios! {
     slow_handshake_times_out_then_opens => "slowHandshakeTimesOutThenOpens",
     gladia_provisioner_sends_the_key_itself => "gladiaProvisionerSendsTheKeyItself",
     microphone_stream_is_captured_at_16_khz => "microphoneStreamIsCapturedAt16kHz",
+    the_track_is_read_without_web_audio_where_the_browser_can => "theTrackIsReadWithoutWebAudioWhereTheBrowserCan",
     bad_input_throws_named_errors => "badInputThrowsNamedErrors",
 }
 

@@ -42,6 +42,8 @@ pub mod session;
 pub mod speech_route;
 mod timer;
 #[cfg(feature = "transcriber")]
+mod track_reader;
+#[cfg(feature = "transcriber")]
 pub mod transcriber;
 mod types;
 

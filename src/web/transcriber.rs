@@ -141,8 +141,10 @@ impl LiveTranscriber {
     /// `sampleRate` that go through `sendAudio`. Resolves once capture runs; rejects with the
     /// browser's error (e.g. `NotAllowedError`), a `TypeError` for a non-`MediaStream`, an
     /// `AbortError` when stopped meanwhile, or turnguard's `worklet_blocked` error (also given to
-    /// `onError`) when the capture worklet cannot load. `options.workletUrl` loads the worklet from
-    /// that URL (a same-origin copy of `capture-worklet.js`) instead of a `blob:` URL; the options
+    /// `onError`) when the capture worklet cannot load. Chromium's track is read directly
+    /// (`MediaStreamTrackProcessor`: no worklet); elsewhere a worklet captures it.
+    /// `options.workletUrl` loads the worklet from that URL (a same-origin copy of
+    /// `capture-worklet.js`, in every browser) instead of a `blob:` URL; the options
     /// may also come first, with the stream as `options.stream`. A later call replaces the earlier
     /// capture. Every failure releases the microphone it opened.
     #[wasm_bindgen(js_name = attachMicrophone, unchecked_return_type = "Promise<void>")]

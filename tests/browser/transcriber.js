@@ -449,6 +449,52 @@ const scenarios = {
     return { contextRate: context.sampleRate, framesPerSecond: Math.round(perSecond) };
   },
 
+  async theTrackIsReadWithoutWebAudioWhereTheBrowserCan({ devstack, make }) {
+    // Where the browser hands a track's audio to the page (MediaStreamTrackProcessor: Chromium),
+    // the capture makes no AudioContext: the sound comes sooner without Web Audio's buffering.
+    // Without it (Firefox; Chromium with the processor taken away) the worklet's context is made.
+    const context = new AudioContext();
+    const oscillator = new OscillatorNode(context, { frequency: 440 });
+    const destination = context.createMediaStreamDestination();
+    oscillator.connect(destination);
+    oscillator.start();
+    if (!(await runs(context))) return { skipped: NO_AUDIO };
+    const direct = typeof window.MediaStreamTrackProcessor === "function";
+    const RealAudioContext = window.AudioContext;
+    const RealProcessor = window.MediaStreamTrackProcessor;
+    const made = [];
+    window.AudioContext = class extends RealAudioContext {
+      constructor(...args) {
+        super(...args);
+        made.push(this);
+      }
+    };
+    const app = backend(devstack, "echo_frames");
+    const transcriber = make({ provision: app.provision, policy: FAST });
+    try {
+      await transcriber.start();
+      await transcriber.attachMicrophone(destination.stream);
+      assertEq(made.length, direct ? 0 : 1, direct ? "no AudioContext: the track is read directly" : "the worklet's AudioContext");
+      await until(() => transcriber.stats.framesSent >= 25, 3000, "half a second of the tone");
+      if (direct) {
+        window.MediaStreamTrackProcessor = undefined;
+        await transcriber.attachMicrophone(destination.stream);
+        assertEq(made.length, 1, "without the processor, the worklet's AudioContext");
+      }
+      await transcriber.stop();
+    } finally {
+      window.AudioContext = RealAudioContext;
+      window.MediaStreamTrackProcessor = RealProcessor;
+    }
+    const session = await sessionStats(devstack, app.sessions[0]);
+    assert(session.frameLengths.length >= 25 && session.frameLengths.every((length) => length === 640), "16 kHz PCM16 frames of 20 ms");
+    assert(session.frameNumbers.some((number) => number !== 0), "the tone is not silence");
+    assertEq(destination.stream.getAudioTracks()[0].readyState, "live", "the app's own track is the app's to stop");
+    transcriber.free();
+    await context.close();
+    return { direct };
+  },
+
   async fakeMicrophoneFramesReachTheServer({ devstack, make }) {
     // Uses the fake device and permission flags of webdriver.json (Chrome's
     // --use-fake-device-for-media-stream, Firefox's media.navigator.streams.fake).

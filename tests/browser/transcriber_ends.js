@@ -333,17 +333,21 @@ const scenarios = {
       assertEq(microphones.streams.length, 1, "one microphone was opened");
       assertEq(microphones.streams[0].getTracks().map((track) => track.readyState), ["ended"], "and released");
 
-      // An AudioContext that cannot be created.
+      // An AudioContext that cannot be created, in a browser that cannot read the track without
+      // one (Chromium can: its track processor is taken away here).
       const RealAudioContext = window.AudioContext;
+      const RealProcessor = window.MediaStreamTrackProcessor;
       window.AudioContext = class {
         constructor() {
           throw new DOMException("no audio device", "NotSupportedError");
         }
       };
+      window.MediaStreamTrackProcessor = undefined;
       try {
         await assertThrows(() => transcriber.attachMicrophone(), DOMException, /no audio device/, "context fails");
       } finally {
         window.AudioContext = RealAudioContext;
+        window.MediaStreamTrackProcessor = RealProcessor;
       }
       assertEq(microphones.streams[1].getTracks().map((track) => track.readyState), ["ended"], "released after a context failure");
 

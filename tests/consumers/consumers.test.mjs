@@ -218,7 +218,7 @@ test("a module worker under the same CSP", async (t) => {
   }
 });
 
-test("the microphone under the strict CSP: the same-origin worklet captures, the blob: one reports worklet_blocked", async (t) => {
+test("the microphone under the strict CSP: the same-origin worklet and the track processor capture, the blob: worklet reports worklet_blocked", async (t) => {
   if (!hasWorklet()) {
     t.skip("pkg/capture-worklet.js is not built yet (the workletUrl option lands with the hardening-transcriber branch)");
     return;
@@ -231,10 +231,15 @@ test("the microphone under the strict CSP: the same-origin worklet captures, the
     assert.deepEqual(sameOrigin.errors, []);
     assert.ok(sameOrigin.framesSent >= 12, `frames reached the socket (${sameOrigin.framesSent})`);
 
+    const direct = await resultOfPage(browser, `${pageUrl(server.url, "mic.html")}&worklet=none`);
+    assert.equal(direct.attach, null, "attachMicrophone() without workletUrl resolves: Chromium reads the track, no worklet");
+    assert.deepEqual(direct.errors, []);
+    assert.ok(direct.framesSent >= 12, `frames reached the socket (${direct.framesSent})`);
+
     const blob = await resultOfPage(browser, `${pageUrl(server.url, "mic.html")}&worklet=blob`, {
       allowErrors: [/Content Security Policy|worklet/i],
     });
-    assert.ok(blob.attach, "attachMicrophone() without workletUrl rejects under this CSP");
+    assert.ok(blob.attach, "attachMicrophone() without workletUrl or a track processor rejects under this CSP");
     assert.equal(blob.attach.code, "worklet_blocked");
     assert.deepEqual(blob.errors.map((error) => error.code), ["worklet_blocked"], "the error reaches onError");
     assert.match(blob.errors[0].message, /CSP|Content-Security-Policy/);

@@ -154,10 +154,13 @@ window.room = {
   },
   async startAgent({ protocol, mic, bargeIn }) {
     processing = constraintsOf(mic);
+    // `--capture worklet`: as a browser without the track processor (the capture worklet).
+    if (mic.capture === "worklet") window.MediaStreamTrackProcessor = undefined;
+    const capture = typeof window.MediaStreamTrackProcessor === "function" ? "track processor" : "worklet";
     const protocols = await protocolList();
     agent = createAgent(library, { failures: () => ({}), protocols, protocol: () => protocol, upstream: null, hooks, bargeIn });
     await agent.start({ microphone: true });
-    return { sessionId: agent.sessionId, state: agent.state };
+    return { sessionId: agent.sessionId, state: agent.state, capture };
   },
   state: () => agent?.state ?? "none",
   interrupt: () => agent?.interrupt(),

@@ -46,13 +46,16 @@ export const USAGE = `usage: npm run room -- [options]
   --user-voice V     the user's espeak-ng voice (default ${USER_VOICE}; the agent speaks en-us)
   --seed S           seeds the plan: kinds, moments, phrases (default 1)
   --echo-check on|off  measure the canceller before the rounds (default on)
+  --capture C        how the page reads the microphone: auto (the library's choice: Chromium's
+                     track processor, the default) or worklet (the processor taken away: the
+                     capture worklet through Web Audio, as in browsers without it)
   --min-speech-ms N  the session's bargeIn.minSpeechMs: voice this long pauses the agent (default: the session's)
   --json FILE        writes the rounds, the page's events and the measurements
   --verbose          one line per round`;
 
 /** The options of a run, from argv. Throws a TypeError/RangeError naming a bad one. */
 export function parseArgs(argv) {
-  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, backchannels: BACKCHANNELS, recognizer: "general", userVoice: USER_VOICE, seed: 1, echoCheck: true, json: null, verbose: false };
+  const options = { rounds: 12, echoDb: -6, delayMs: 40, protocol: "gladia", ec: true, nsAgc: true, mix: { stop: 2, backchannel: 1, none: 1 }, backchannels: BACKCHANNELS, recognizer: "general", userVoice: USER_VOICE, seed: 1, echoCheck: true, capture: "auto", json: null, verbose: false };
   const onOff = (flag, value) => {
     if (value !== "on" && value !== "off") throw new RangeError(`${flag} must be on or off, got ${value}`);
     return value === "on";
@@ -77,6 +80,7 @@ export function parseArgs(argv) {
     else if (flag === "--seed") options.seed = Number(value);
     else if (flag === "--json") options.json = value;
     else if (flag === "--min-speech-ms") options.minSpeechMs = Number(value);
+    else if (flag === "--capture") options.capture = value;
     else if (flag === "--mix") options.mix = parseMix(value);
     else if (flag === "--backchannels") options.backchannels = parsePhrases(flag, value);
     else if (flag === "--recognizer") options.recognizer = value;
@@ -88,6 +92,7 @@ export function parseArgs(argv) {
   if (!(Number.isFinite(options.delayMs) && options.delayMs >= 1 && options.delayMs <= 2000)) throw new RangeError("--delay-ms must be from 1 to 2000");
   if (options.recognizer !== "general" && options.recognizer !== "script") throw new RangeError(`--recognizer must be general or script, got ${options.recognizer}`);
   if (!/^[a-z0-9+-]+$/i.test(options.userVoice)) throw new RangeError(`--user-voice: "${options.userVoice}" is not an espeak-ng voice name`);
+  if (options.capture !== "auto" && options.capture !== "worklet") throw new RangeError(`--capture must be auto or worklet, got ${options.capture}`);
   if (!Number.isInteger(options.seed)) throw new RangeError("--seed must be an integer");
   if (options.minSpeechMs !== undefined && !(Number.isFinite(options.minSpeechMs) && options.minSpeechMs >= 0)) throw new RangeError("--min-speech-ms must be a number ≥ 0");
   return options;
@@ -215,7 +220,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
     const probe = () => recorder.envelope.channel(USER);
     const wall = () => Date.now();
 
-    const mic = { ec: options.ec, nsAgc: options.nsAgc };
+    const mic = { ec: options.ec, nsAgc: options.nsAgc, capture: options.capture };
     let canceller = null;
     if (options.echoCheck) {
       canceller = await measureCanceller({ page, room, meter, mic, log });
@@ -223,7 +228,7 @@ export async function runRoom(options, { log = () => {} } = {}) {
 
     const bargeIn = options.minSpeechMs === undefined ? undefined : { minSpeechMs: options.minSpeechMs };
     const start = await page.evaluate((o) => window.room.startAgent(o), { protocol: options.protocol, mic, bargeIn });
-    log(`room: agent ${start.sessionId} on ${options.protocol}, echo canceller ${options.ec ? "on" : "off"}${options.nsAgc ? "" : ", no noise suppression or gain control"}`);
+    log(`room: agent ${start.sessionId} on ${options.protocol}, echo canceller ${options.ec ? "on" : "off"}${options.nsAgc ? "" : ", no noise suppression or gain control"}, capture ${start.capture}`);
     const state = () => entries.findLast((e) => e.kind === "state")?.state ?? "idle";
     const failed = () => {
       recorder.check();

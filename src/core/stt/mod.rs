@@ -3,6 +3,7 @@
 //! each in [`protocols`].
 
 pub mod backoff;
+pub mod capture_framer;
 pub mod protocol;
 pub mod protocols;
 pub mod reconnect;

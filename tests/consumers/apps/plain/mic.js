@@ -1,7 +1,9 @@
 // The microphone under `script-src 'self' 'wasm-unsafe-eval'`: the capture worklet loads from the
 // package's own file on this origin (`workletUrl`), and frames reach the dev stack's mock STT.
-// With `?worklet=blob` it uses the zero-config blob: worklet instead, which this CSP blocks: that
-// must come to onError as turnguard's `worklet_blocked`.
+// With `?worklet=none` no `workletUrl` is given: Chromium's track processor needs no worklet, so
+// frames flow under this CSP all the same. With `?worklet=blob` the track processor is taken
+// away, so the zero-config blob: worklet is used, which this CSP blocks: that must come to
+// onError as turnguard's `worklet_blocked`.
 import init, { LiveTranscriber } from "./node_modules/turnguard/turnguard.js";
 import { llmFromPage, report } from "./turn.js";
 
@@ -19,7 +21,9 @@ async function capture() {
   await transcriber.start();
   let attach = null;
   try {
-    if (params.get("worklet") === "blob") await transcriber.attachMicrophone();
+    const worklet = params.get("worklet");
+    if (worklet === "blob") window.MediaStreamTrackProcessor = undefined;
+    if (worklet === "blob" || worklet === "none") await transcriber.attachMicrophone();
     else await transcriber.attachMicrophone({ workletUrl: WORKLET_URL });
   } catch (error) {
     attach = { name: error.name, code: error.code, message: error.message };
