@@ -1,6 +1,9 @@
 //! The framer that makes the transcriber's PCM16 frames from a capture the page reads directly
 //! (src/core/stt/capture_framer.rs): the worklet's arithmetic, frame sizes and duration kept.
 
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 use turnguard::core::stt::capture_framer::{mix_into, CaptureFramer};
 
 fn frames(framer: &mut CaptureFramer, samples: &[f32]) -> Vec<Vec<u8>> {
