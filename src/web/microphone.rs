@@ -1,7 +1,7 @@
 //! Microphone capture (L5): `getUserMedia`, then PCM16 frames of 20 ms (320 samples at 16 kHz),
 //! mono, at the transcriber's sample rate. Where the browser hands the page a track's audio
 //! directly (`MediaStreamTrackProcessor`: Chromium) the track is read so ([`track_reader`]): the
-//! sound reaches the page about 40 ms sooner than through Web Audio. Elsewhere, and wherever the
+//! sound reaches the page 40–100 ms sooner than through Web Audio. Elsewhere, and wherever the
 //! app names `workletUrl`, an `AudioWorkletNode` mixes, resamples and frames it.
 //!
 //! The worklet processor is `capture-worklet.js` (it must be JavaScript: it runs on the audio

@@ -3,7 +3,9 @@
 //! Web Audio's graph between them. In the room (Chromium on PulseAudio) a sound reached the page
 //! 45 ms sooner this way than through an `AudioWorkletNode` posting 20 ms frames (25–65 ms, 15
 //! tone bursts), and 40 ms sooner than one posting every render quantum: the graph's own buffering,
-//! not the frame size. Elsewhere the capture worklet does the same job (microphone.rs).
+//! not the frame size. With the session's whole page (its player, its capture's own context) a
+//! user's "stop" reached the voice detector 105 ms sooner. Elsewhere the capture worklet does the
+//! same job (microphone.rs).
 //!
 //! The processor reads the track itself, not a clone: a clone would hold the device open after
 //! the app stops its track (until the next check of the tracks), and a page that reopens its

@@ -286,7 +286,7 @@ export interface AttachMicrophoneOptions {
    * `pkg/capture-worklet.js`) served by the app, normally same-origin: then a page needs no `blob:`
    * in its CSP `script-src`. Naming it asks for the worklet in every browser. Default: where the
    * browser hands a track's audio to the page (`MediaStreamTrackProcessor`: Chromium) the track is
-   * read directly, with no worklet and about 40 ms sooner; elsewhere the worklet's code as a
+   * read directly, with no worklet and 40–100 ms sooner; elsewhere the worklet's code as a
    * `blob:` URL.
    */
   workletUrl?: string;
